@@ -1,0 +1,164 @@
+#include "collectives/plan/plan.h"
+
+#include <algorithm>
+#include <sstream>
+#include <stdexcept>
+
+namespace cclab::plan {
+
+std::size_t Plan::opCount() const {
+  std::size_t n = 0;
+  for (const auto& r : ranks) n += r.size();
+  return n;
+}
+
+BufferCounts bufferCounts(Collective c, int nranks, std::int64_t count) {
+  switch (c) {
+    case Collective::ReduceScatter: return {nranks * count, count};
+    case Collective::AllGather: return {count, nranks * count};
+    default: return {count, count};
+  }
+}
+
+std::int64_t inPlaceInputOffset(Collective c, int rank, std::int64_t count) {
+  return c == Collective::AllGather ? rank * count : 0;
+}
+
+std::int64_t inPlaceOutputOffset(Collective c, int rank, std::int64_t count) {
+  return c == Collective::ReduceScatter ? rank * count : 0;
+}
+
+Chunk chunkOf(std::int64_t total, int n, int i) {
+  const std::int64_t base = total / n, extra = total % n;
+  return {i * base + std::min<std::int64_t>(i, extra), base + (i < extra ? 1 : 0)};
+}
+
+bool hasGenerator(Collective c, Algorithm a) {
+  switch (c) {
+    case Collective::AllReduce:
+      return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::DoubleBinaryTree ||
+             a == Algorithm::HalvingDoubling;
+    case Collective::ReduceScatter:
+    case Collective::AllGather: return a == Algorithm::Ring;
+    case Collective::Broadcast:
+    case Collective::Reduce:
+      return a == Algorithm::Ring || a == Algorithm::Chain || a == Algorithm::Tree || a == Algorithm::DoubleBinaryTree;
+  }
+  return false;
+}
+
+Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root) {
+  if (nranks < 1) throw std::invalid_argument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
+  if (count < 0) throw std::invalid_argument("makePlan: count must be >= 0, got " + std::to_string(count));
+  if (root < 0 || root >= nranks)
+    throw std::invalid_argument("makePlan: root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks));
+  if (!hasGenerator(c, a))
+    throw std::invalid_argument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
+  switch (c) {
+    case Collective::AllReduce:
+      switch (a) {
+        case Algorithm::Ring: return allReduceRing(nranks, count);
+        case Algorithm::Tree: return allReduceTree(nranks, count);
+        case Algorithm::DoubleBinaryTree: return allReduceDoubleBinaryTree(nranks, count);
+        default: return allReduceHalvingDoubling(nranks, count);
+      }
+    case Collective::ReduceScatter: return reduceScatterRing(nranks, count);
+    case Collective::AllGather: return allGatherRing(nranks, count);
+    // For broadcast and reduce, "ring" is NCCL's name for the pipelined chain.
+    case Collective::Broadcast:
+      return (a == Algorithm::Ring || a == Algorithm::Chain) ? broadcastChain(nranks, count, root)
+                                                             : broadcastTree(nranks, count, root);
+    case Collective::Reduce:
+      return (a == Algorithm::Ring || a == Algorithm::Chain) ? reduceChain(nranks, count, root)
+                                                             : reduceTree(nranks, count, root);
+  }
+  throw std::invalid_argument("makePlan: unknown collective");
+}
+
+std::string_view name(Collective c) {
+  switch (c) {
+    case Collective::AllReduce: return "allreduce";
+    case Collective::ReduceScatter: return "reducescatter";
+    case Collective::AllGather: return "allgather";
+    case Collective::Broadcast: return "broadcast";
+    case Collective::Reduce: return "reduce";
+  }
+  return "?";
+}
+
+std::string_view name(Algorithm a) {
+  switch (a) {
+    case Algorithm::Ring: return "ring";
+    case Algorithm::Tree: return "tree";
+    case Algorithm::DoubleBinaryTree: return "dbtree";
+    case Algorithm::HalvingDoubling: return "rhd";
+    case Algorithm::Chain: return "chain";
+    case Algorithm::Auto: return "auto";
+  }
+  return "?";
+}
+
+std::string_view name(OpKind k) {
+  switch (k) {
+    case OpKind::Send: return "send";
+    case OpKind::Recv: return "recv";
+    case OpKind::RecvReduce: return "recvReduce";
+    case OpKind::Copy: return "copy";
+  }
+  return "?";
+}
+
+std::string_view name(Buf b) {
+  switch (b) {
+    case Buf::Input: return "in";
+    case Buf::Output: return "out";
+    case Buf::Scratch: return "scratch";
+  }
+  return "?";
+}
+
+Algorithm parseAlgorithm(std::string_view s) {
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
+                      Algorithm::Chain, Algorithm::Auto})
+    if (s == name(a)) return a;
+  throw std::invalid_argument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, chain, auto)");
+}
+
+Collective parseCollective(std::string_view s) {
+  for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast,
+                       Collective::Reduce})
+    if (s == name(c)) return c;
+  throw std::invalid_argument("unknown collective '" + std::string(s) + "'");
+}
+
+namespace {
+std::string show(const Range& r) {
+  std::ostringstream m;
+  m << name(r.buf) << "[" << r.offset << ",+" << r.count << ")";
+  return m.str();
+}
+}  // namespace
+
+std::string describe(const Op& op) {
+  std::ostringstream m;
+  m << name(op.kind);
+  switch (op.kind) {
+    case OpKind::Send: m << "->" << op.peer << " " << show(op.src); break;
+    case OpKind::Recv: m << "<-" << op.peer << " " << show(op.dst); break;
+    case OpKind::RecvReduce: m << "<-" << op.peer << " " << show(op.src) << " into " << show(op.dst); break;
+    case OpKind::Copy: m << " " << show(op.src) << " to " << show(op.dst); break;
+  }
+  m << " phase " << op.phase;
+  return m.str();
+}
+
+std::string dump(const Plan& plan) {
+  std::ostringstream m;
+  m << name(plan.collective) << " " << name(plan.algorithm) << " nranks " << plan.nranks << " count " << plan.count
+    << " root " << plan.root << " phases " << plan.nphases << " scratch " << plan.scratchCount << "\n";
+  for (int r = 0; r < plan.nranks; ++r)
+    for (const Op& op : plan.ranks[r]) m << "  rank " << r << ": " << describe(op) << "\n";
+  return m.str();
+}
+
+}  // namespace cclab::plan
