@@ -43,8 +43,6 @@ inline std::int64_t sliceCount(std::int64_t count, std::int64_t sliceElems) {
   return (count + sliceElems - 1) / sliceElems;
 }
 
-namespace detail {
-
 // Walks one rank's (op, slice) pairs in executor order: phase by phase, slice-major inside a phase.
 class SliceCursor {
  public:
@@ -98,6 +96,8 @@ class SliceCursor {
   std::int64_t round_ = 0, rounds_ = 0;
 };
 
+namespace detail {
+
 template <class T>
 struct InFlight {
   std::vector<T> data;
@@ -115,7 +115,7 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
     throw std::invalid_argument("interpret: need one RankBuffers per rank");
   const int n = plan.nranks;
   std::map<std::pair<int, int>, std::deque<detail::InFlight<T>>> channels;  // (from, to)
-  std::vector<detail::SliceCursor> cursors;
+  std::vector<SliceCursor> cursors;
   cursors.reserve(n);
   for (int r = 0; r < n; ++r) cursors.emplace_back(plan.ranks[r], options.sliceElems);
 

@@ -1,0 +1,111 @@
+#include "collectives/communicator.h"
+
+#include "collectives/host/host_communicator.h"
+#ifdef CCLAB_WITH_CUDA_BACKEND
+#include "collectives/cuda/cuda_communicator.h"
+#endif
+#ifdef CCLAB_WITH_NCCL_BACKEND
+#include "collectives/nccl/nccl_communicator.h"
+#endif
+
+namespace cclab {
+
+std::string_view name(Backend b) {
+  switch (b) {
+    case Backend::Host: return "host";
+    case Backend::Cuda: return "cuda";
+    case Backend::Nccl: return "nccl";
+  }
+  return "?";
+}
+
+Backend parseBackend(std::string_view s) {
+  for (Backend b : {Backend::Host, Backend::Cuda, Backend::Nccl})
+    if (s == name(b)) return b;
+  throw InvalidArgument("unknown backend '" + std::string(s) + "' (host, cuda, nccl)");
+}
+
+plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
+  using plan::Algorithm;
+  if (args.collective != plan::Collective::AllReduce) return Algorithm::Ring;
+  const auto bytes = static_cast<std::size_t>(args.count) * sizeOf(args.type);
+  return (bytes <= kAutoSmallBytes && nranks > 2) ? Algorithm::HalvingDoubling : Algorithm::Ring;
+}
+
+plan::Algorithm Communicator::resolve(const CollectiveArgs& args, plan::Algorithm requested) const {
+  return requested == plan::Algorithm::Auto ? autoAlgorithm(args, nranks()) : requested;
+}
+
+void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved) {
+  if (args.count < 0) throw InvalidArgument("count must be >= 0, got " + std::to_string(args.count));
+  if (args.root < 0 || args.root >= nranks)
+    throw InvalidArgument("root " + std::to_string(args.root) + " is not a rank of " + std::to_string(nranks));
+  if (!plan::hasGenerator(args.collective, resolved))
+    throw InvalidArgument("no " + std::string(plan::name(resolved)) + " algorithm for " +
+                          std::string(plan::name(args.collective)));
+  constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
+  if (args.count > kMaxElements / nranks) throw InvalidArgument("count " + std::to_string(args.count) + " is too large");
+}
+
+void Communicator::allReduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op,
+                             const CollectiveOptions& o) {
+  run(rank, {plan::Collective::AllReduce, count, t, op, 0}, {send, recv}, o);
+}
+void Communicator::reduceScatter(int rank, const void* send, void* recv, std::int64_t recvCount, DataType t, ReduceOp op,
+                                 const CollectiveOptions& o) {
+  run(rank, {plan::Collective::ReduceScatter, recvCount, t, op, 0}, {send, recv}, o);
+}
+void Communicator::allGather(int rank, const void* send, void* recv, std::int64_t sendCount, DataType t,
+                             const CollectiveOptions& o) {
+  run(rank, {plan::Collective::AllGather, sendCount, t, ReduceOp::Sum, 0}, {send, recv}, o);
+}
+void Communicator::broadcast(int rank, const void* send, void* recv, std::int64_t count, DataType t, int root,
+                             const CollectiveOptions& o) {
+  run(rank, {plan::Collective::Broadcast, count, t, ReduceOp::Sum, root}, {send, recv}, o);
+}
+void Communicator::reduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op, int root,
+                          const CollectiveOptions& o) {
+  run(rank, {plan::Collective::Reduce, count, t, op, root}, {send, recv}, o);
+}
+
+bool backendAvailable(Backend b, std::string* why) {
+  auto no = [&](const char* reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  switch (b) {
+    case Backend::Host: return true;
+    case Backend::Cuda:
+#ifdef CCLAB_WITH_CUDA_BACKEND
+      return cuda::cudaAvailable(why);
+#else
+      return no("this build has no CUDA backend (nvcc was not found at configure time)");
+#endif
+    case Backend::Nccl:
+#ifdef CCLAB_WITH_NCCL_BACKEND
+      return nccl::ncclAvailable(why);
+#else
+      return no("this build has no NCCL backend");
+#endif
+  }
+  return false;
+}
+
+std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& config) {
+  if (config.nranks < 1) throw InvalidArgument("nranks must be >= 1, got " + std::to_string(config.nranks));
+  std::string why;
+  if (!backendAvailable(b, &why)) throw Error(std::string(name(b)) + " backend unavailable: " + why);
+  switch (b) {
+    case Backend::Host: return host::makeHostCommunicator(config.nranks);
+#ifdef CCLAB_WITH_CUDA_BACKEND
+    case Backend::Cuda: return cuda::makeCudaCommunicator(config);
+#endif
+#ifdef CCLAB_WITH_NCCL_BACKEND
+    case Backend::Nccl: return nccl::makeNcclCommunicator(config);
+#endif
+    default: break;
+  }
+  throw Error(std::string(name(b)) + " backend is not built");
+}
+
+}  // namespace cclab

@@ -1,0 +1,145 @@
+// The Communicator: one API for every backend (host threads, CUDA, NCCL), with MPI/NCCL semantics.
+//
+// Each rank calls a collective on its own buffers (`run`, the calling thread acts as that rank), or one
+// host thread drives every rank at once (`runGroup`, as nccl-tests' -g). Counts follow NCCL's API:
+//   allReduce(count): in = out = count        reduceScatter(count): in = nranks*count, out = count
+//   allGather(count): in = count, out = nranks*count     broadcast/reduce(count, root): in = out = count
+// In place means NCCL's layout: send == recv, except allGather (send == recv + rank*count) and
+// reduceScatter (recv == send + rank*count).
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+
+#include "collectives/core/dtype.h"
+#include "collectives/core/errors.h"
+#include "collectives/plan/plan.h"
+
+namespace cclab {
+
+enum class Backend : std::uint8_t { Host, Cuda, Nccl };
+std::string_view name(Backend b);
+Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl"; throws InvalidArgument
+
+// One rank that arrives late at every collective (the group's wait becomes visible).
+struct Straggler {
+  int rank = -1;  // -1: none
+  std::chrono::microseconds delay{0};
+};
+
+// Per-call options, in the shape of gloo's AllreduceOptions.
+struct CollectiveOptions {
+  plan::Algorithm algorithm = plan::Algorithm::Auto;
+  std::size_t sliceBytes = 0;  // pipeline slice; 0: the backend's default
+  std::chrono::milliseconds timeout{30000};
+  Straggler straggler;
+};
+
+struct CollectiveArgs {
+  plan::Collective collective = plan::Collective::AllReduce;
+  std::int64_t count = 0;  // NCCL's meaning, see above
+  DataType type = DataType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  int root = 0;  // broadcast, reduce
+};
+
+struct RankBuffers {
+  const void* send = nullptr;
+  void* recv = nullptr;
+};
+
+// Memory a rank can use: host memory, or the device memory of the rank's GPU. Owns it (RAII).
+class Buffer {
+ public:
+  Buffer() = default;
+  Buffer(void* ptr, std::size_t bytes, std::function<void(void*)> release)
+      : ptr_(ptr), bytes_(bytes), release_(std::move(release)) {}
+  Buffer(Buffer&& o) noexcept { swap(o); }
+  Buffer& operator=(Buffer&& o) noexcept {
+    Buffer tmp(std::move(o));
+    swap(tmp);
+    return *this;
+  }
+  Buffer(const Buffer&) = delete;
+  Buffer& operator=(const Buffer&) = delete;
+  ~Buffer() {
+    if (ptr_ && release_) release_(ptr_);
+  }
+  [[nodiscard]] void* data() const { return ptr_; }
+  [[nodiscard]] std::size_t bytes() const { return bytes_; }
+
+ private:
+  void swap(Buffer& o) noexcept {
+    std::swap(ptr_, o.ptr_);
+    std::swap(bytes_, o.bytes_);
+    std::swap(release_, o.release_);
+  }
+  void* ptr_ = nullptr;
+  std::size_t bytes_ = 0;
+  std::function<void(void*)> release_;
+};
+
+class Communicator {
+ public:
+  virtual ~Communicator() = default;
+  [[nodiscard]] virtual Backend backend() const = 0;
+  [[nodiscard]] virtual int nranks() const = 0;
+  // One line for table headers: "host: 4 ranks as threads", "cuda: 8 ranks on 1 x NVIDIA H200 ...".
+  [[nodiscard]] virtual std::string description() const = 0;
+
+  // Per-rank call: the calling thread acts as `rank`. Host: returns when this rank's part is done.
+  // CUDA/NCCL: returns when it is enqueued on the rank's stream (see synchronize()).
+  virtual void run(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) = 0;
+  // Group call: one thread drives all ranks; buffers[r] belongs to rank r.
+  virtual void runGroup(const CollectiveArgs& args, std::span<const RankBuffers> buffers,
+                        const CollectiveOptions& options) = 0;
+  // Waits for all enqueued work (no-op on the host backend).
+  virtual void synchronize() {}
+
+  // Memory for rank `rank` (device memory on GPU backends), and copies between it and host memory.
+  virtual Buffer allocate(int rank, std::size_t bytes) = 0;
+  virtual void copyToRank(int rank, void* dst, const void* hostSrc, std::size_t bytes) = 0;
+  virtual void copyFromRank(int rank, void* hostDst, const void* src, std::size_t bytes) = 0;
+
+  // The algorithm a call will use: `requested`, or auto's choice (see docs/collectives.md).
+  [[nodiscard]] virtual plan::Algorithm resolve(const CollectiveArgs& args, plan::Algorithm requested) const;
+
+  // Convenience wrappers over run().
+  void allReduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op,
+                 const CollectiveOptions& o = {});
+  void reduceScatter(int rank, const void* send, void* recv, std::int64_t recvCount, DataType t, ReduceOp op,
+                     const CollectiveOptions& o = {});
+  void allGather(int rank, const void* send, void* recv, std::int64_t sendCount, DataType t,
+                 const CollectiveOptions& o = {});
+  void broadcast(int rank, const void* send, void* recv, std::int64_t count, DataType t, int root,
+                 const CollectiveOptions& o = {});
+  void reduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op, int root,
+              const CollectiveOptions& o = {});
+};
+
+// auto's rule, shared by all backends (documented in docs/collectives.md): allreduce messages up to
+// kAutoSmallBytes use recursive halving-doubling (fewest steps: 2·log2 p), larger ones the ring
+// (bandwidth-optimal); other collectives use their ring/chain.
+inline constexpr std::size_t kAutoSmallBytes = 64 * 1024;
+plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
+
+// Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the
+// collective has no generator for, a rank out of range).
+void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);
+
+struct CommConfig {
+  int nranks = 1;
+  // CUDA backend only: how steps are ordered: "events", "graph" or "ll" (low latency).
+  std::string order = "events";
+};
+
+bool backendAvailable(Backend b, std::string* why = nullptr);
+// Throws InvalidArgument (bad nranks) or Error (backend not built or no device), with the reason.
+std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& config);
+
+}  // namespace cclab

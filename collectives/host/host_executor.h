@@ -1,0 +1,82 @@
+// Host executor: runs a Plan with one thread per rank, through shared memory.
+//
+// Transfers are single-copy: a send publishes a pointer to the sender's own buffer in a slot of the
+// channel (from, to); the receiver reads (copies or reduces) straight from it, then marks the slot
+// consumed. A sender that wants to overwrite data it has sent, or to return, first waits until the
+// receiver consumed it. Each channel is a lock-free single-producer single-consumer ring of kSlots
+// slots with two counters (posted, consumed); ops are cut into slices and run slice-major inside a
+// phase (plan.h), so a ring step forwards slice s while slice s+1 arrives.
+// Every wait spins briefly, then sleeps on a futex, and gives up after the timeout with a
+// TimeoutError naming the rank it waited for; the others then abort too (no hang).
+#pragma once
+
+#include <array>
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "collectives/core/dtype.h"
+#include "collectives/host/wait.h"
+#include "collectives/plan/plan.h"
+
+namespace cclab::host {
+
+struct RankMemory {
+  const std::byte* input = nullptr;
+  std::byte* output = nullptr;
+  std::byte* scratch = nullptr;
+};
+
+struct RunOptions {
+  std::size_t elemSize = 4;
+  ReduceFn reduce = nullptr;      // dst = local (op) received
+  std::int64_t sliceElems = 0;    // 0: whole ops
+  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
+  std::chrono::nanoseconds startDelay{0};  // straggler: this rank arrives late
+};
+
+class HostExecutor {
+ public:
+  static constexpr std::uint32_t kSlots = 16;
+
+  explicit HostExecutor(int nranks);
+  HostExecutor(const HostExecutor&) = delete;
+  HostExecutor& operator=(const HostExecutor&) = delete;
+
+  [[nodiscard]] int nranks() const { return nranks_; }
+  // Runs rank `rank`'s ops of `plan` on the calling thread. One thread per rank at a time; every rank
+  // must run the same sequence of plans.
+  void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
+  // After a timeout the channels are out of step: every later run() throws.
+  [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+
+ private:
+  struct alignas(64) Channel {
+    std::array<const std::byte*, kSlots> slots{};
+    WaitWord posted;    // slices published by the sender
+    WaitWord consumed;  // slices the receiver has finished reading
+  };
+  struct Pending {  // a sent slice the receiver may still be reading
+    const std::byte* begin;
+    const std::byte* end;
+    Channel* channel;
+    std::uint32_t seq;  // consumed must reach this
+  };
+  class RankRun;
+
+  Channel& channel(int from, int to) { return *channels_[static_cast<std::size_t>(from * nranks_ + to)]; }
+  void fail(const std::string& why);
+
+  int nranks_;
+  int spinIterations_;
+  std::vector<std::unique_ptr<Channel>> channels_;
+  std::atomic<bool> aborted_{false};
+  std::mutex reasonMutex_;
+  std::string reason_;
+};
+
+}  // namespace cclab::host
