@@ -105,7 +105,7 @@ std::size_t countWrong(DataType t, const void* got, const void* expected, std::s
   const std::size_t w = sizeOf(t);
   const auto* a = static_cast<const unsigned char*>(got);
   const auto* b = static_cast<const unsigned char*>(expected);
-  if (std::memcmp(a, b, n * w) == 0) return 0;
+  if (n == 0 || std::memcmp(a, b, n * w) == 0) return 0;
   std::size_t wrong = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (std::memcmp(a + i * w, b + i * w, w) == 0) continue;
