@@ -1,9 +1,7 @@
 #include "collectives/host/host_communicator.h"
 
-#include <condition_variable>
 #include <cstdlib>
 #include <cstring>
-#include <exception>
 #include <map>
 #include <mutex>
 #include <thread>
@@ -11,81 +9,17 @@
 #include <vector>
 
 #include "collectives/host/host_executor.h"
+#include "collectives/host/worker_pool.h"
 
 namespace cclab::host {
 namespace {
-
-// Worker threads for group calls: worker r-1 runs rank r's share of each job.
-class WorkerPool {
- public:
-  WorkerPool(int nranks, std::function<void(int)> body) : body_(std::move(body)), errors_(static_cast<std::size_t>(nranks)) {
-    for (int r = 1; r < nranks; ++r) threads_.emplace_back([this, r] { loop(r); });
-  }
-  ~WorkerPool() {
-    {
-      std::lock_guard lock(mutex_);
-      stop_ = true;
-    }
-    start_.notify_all();
-    for (auto& t : threads_) t.join();
-  }
-  // Runs body(r) for every rank (rank 0 here), waits for all, rethrows the first failure.
-  void runAll() {
-    {
-      std::lock_guard lock(mutex_);
-      ++generation_;
-      remaining_ = static_cast<int>(threads_.size());
-      std::fill(errors_.begin(), errors_.end(), nullptr);
-    }
-    start_.notify_all();
-    try {
-      body_(0);
-    } catch (...) {
-      errors_[0] = std::current_exception();
-    }
-    std::unique_lock lock(mutex_);
-    done_.wait(lock, [this] { return remaining_ == 0; });  // bounded: every rank's waits time out
-    for (auto& e : errors_)
-      if (e) std::rethrow_exception(e);
-  }
-
- private:
-  void loop(int r) {
-    std::uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock lock(mutex_);
-        start_.wait(lock, [&] { return stop_ || generation_ != seen; });
-        if (stop_) return;
-        seen = generation_;
-      }
-      std::exception_ptr err;
-      try {
-        body_(r);
-      } catch (...) {
-        err = std::current_exception();
-      }
-      std::lock_guard lock(mutex_);
-      errors_[static_cast<std::size_t>(r)] = err;
-      if (--remaining_ == 0) done_.notify_all();
-    }
-  }
-
-  std::function<void(int)> body_;
-  std::vector<std::exception_ptr> errors_;
-  std::vector<std::thread> threads_;
-  std::mutex mutex_;
-  std::condition_variable start_, done_;
-  std::uint64_t generation_ = 0;
-  int remaining_ = 0;
-  bool stop_ = false;
-};
 
 class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
       : executor_(nranks), scratch_(static_cast<std::size_t>(nranks)),
-        pool_(nranks, [this](int r) { runRank(r, *job_.args, job_.buffers[static_cast<std::size_t>(r)], *job_.options); }) {}
+        pool_(nranks, [this](int r) { runRank(r, *job_.args, job_.buffers[static_cast<std::size_t>(r)], *job_.options); },
+              executor_.spin()) {}
 
   Backend backend() const override { return Backend::Host; }
   int nranks() const override { return executor_.nranks(); }

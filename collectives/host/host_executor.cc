@@ -10,8 +10,11 @@
 namespace cclab::host {
 namespace {
 
-constexpr int kSpinWhenCoresSuffice = 20000;  // ~10-40 µs of pause instructions
-constexpr int kSpinWhenOversubscribed = 50;   // more ranks than cores: sleep almost at once
+// How long a wait stays busy before it sleeps. With a core per rank a peer answers within a few µs
+// and a futex round trip costs more than that; with more ranks than cores, spinning only steals the
+// peer's core, so a wait yields at once.
+constexpr std::chrono::microseconds kSpinWhenCoresSuffice{50};
+constexpr std::chrono::microseconds kSpinWhenOversubscribed{0};
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
@@ -30,7 +33,7 @@ HostExecutor::HostExecutor(int nranks) : nranks_(nranks) {
   channels_.resize(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
   for (auto& c : channels_) c = std::make_unique<Channel>();
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  spinIterations_ = static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed;
+  spin_ = static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed;
 }
 
 void HostExecutor::fail(const std::string& why) {
@@ -131,7 +134,7 @@ class HostExecutor::RankRun {
     if (reached(word.value.load(std::memory_order_acquire), target)) return;
     const auto deadline = Clock::now() + o_.timeout;
     const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.aborted_, deadline,
-                             ex_.spinIterations_);
+                             ex_.spin_);
     if (r == WaitResult::Ready) return;
     const std::string who = "rank " + std::to_string(peer);
     const std::string where = std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +

@@ -53,6 +53,8 @@ class HostExecutor {
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
   // After a timeout the channels are out of step: every later run() throws.
   [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+  // How long a wait stays busy before it sleeps (depends on ranks per core).
+  [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
  private:
   struct alignas(64) Channel {
@@ -72,7 +74,7 @@ class HostExecutor {
   void fail(const std::string& why);
 
   int nranks_;
-  int spinIterations_;
+  std::chrono::nanoseconds spin_;
   std::vector<std::unique_ptr<Channel>> channels_;
   std::atomic<bool> aborted_{false};
   std::mutex reasonMutex_;

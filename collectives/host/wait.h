@@ -26,11 +26,11 @@ struct alignas(64) WaitWord {
 
 enum class WaitResult { Ready, TimedOut, Aborted };
 
-// Waits until ready(word.value) holds, `abort` becomes true, or `deadline` passes.
-// `spinIterations` bounds the busy phase before sleeping.
+// Waits until ready(word.value) holds, `abort` becomes true, or `deadline` passes: busy for at most
+// `spin`, then yielding, then asleep in the kernel.
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
-                     int spinIterations);
+                     std::chrono::nanoseconds spin);
 
 // The blocking step: sleeps while word.value == seen, for at most `timeout`.
 void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout);
@@ -39,10 +39,16 @@ void cpuRelax();
 
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
-                     int spinIterations) {
-  for (int i = 0; i < spinIterations; ++i) {
-    if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
-    cpuRelax();
+                     std::chrono::nanoseconds spin) {
+  if (spin.count() > 0) {
+    constexpr int kChecksPerClockRead = 64;
+    const auto spinEnd = Clock::now() + spin;
+    do {
+      for (int i = 0; i < kChecksPerClockRead; ++i) {
+        if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
+        cpuRelax();
+      }
+    } while (Clock::now() < spinEnd);
   }
   constexpr std::chrono::milliseconds kMaxSleep{20};  // re-check abort and the deadline this often
   for (int yields = 0;; ++yields) {
