@@ -1,0 +1,72 @@
+"""Shared readers for the simulator plots: cclab-sim -J output and bench/*_perf -J output.
+
+Both have the same shape ({"collective", "algo", "nranks", "results": [{"size", "oop": {"time_us",
+"busbw", ...}, "ip": {...}}]}); cclab-sim adds "predicted": true. A file may also hold {"runs": [...]}
+(cclab-sim with several --algo values). The readers are tolerant: a missing "oop" falls back to "ip",
+"time" is accepted for "time_us", and busbw is recomputed from time when absent.
+"""
+import json
+
+import matplotlib
+
+matplotlib.use("Agg")
+
+BUSBW_FACTOR = {  # nccl-tests doc/PERFORMANCE.md
+    "allreduce": lambda p: 2.0 * (p - 1) / p,
+    "reducescatter": lambda p: (p - 1) / p,
+    "allgather": lambda p: (p - 1) / p,
+    "broadcast": lambda p: 1.0,
+    "reduce": lambda p: 1.0,
+}
+
+
+def load_runs(path):
+    """A list of run dicts from one JSON file."""
+    with open(path) as f:
+        doc = json.load(f)
+    if isinstance(doc, dict) and isinstance(doc.get("runs"), list):
+        return doc["runs"]
+    if isinstance(doc, list):
+        return doc
+    return [doc]
+
+
+def _timing(row):
+    for key in ("oop", "ip"):
+        t = row.get(key)
+        if isinstance(t, dict) and ("time_us" in t or "time" in t):
+            return t
+    return row
+
+
+def series(run):
+    """(sizes in bytes, times in us, busbw in GB/s) of one run, sorted by size."""
+    p = int(run.get("nranks", 1))
+    factor = BUSBW_FACTOR.get(run.get("collective", "allreduce"), lambda _: 1.0)(p)
+    rows = []
+    for row in run.get("results", []):
+        size = row.get("size")
+        t = _timing(row)
+        time = t.get("time_us", t.get("time"))
+        if not size or not time:
+            continue
+        busbw = t.get("busbw")
+        if busbw is None:
+            busbw = size / (time * 1e3) * factor
+        rows.append((int(size), float(time), float(busbw)))
+    rows.sort()
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+def label(run, path=""):
+    kind = "predicted" if run.get("predicted") else "measured"
+    where = run.get("topology") or run.get("backend") or path
+    return f"{run.get('algo', '?')} p={run.get('nranks', '?')} {kind} ({where})"
+
+
+def human_bytes(b):
+    for unit in ("B", "K", "M", "G", "T"):
+        if abs(b) < 1024 or unit == "T":
+            return f"{b:g}{unit}"
+        b /= 1024.0
+    return f"{b:g}"

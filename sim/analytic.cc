@@ -1,0 +1,96 @@
+// Dispatch of the closed forms by collective and algorithm, and nccl-tests' size and busbw rules.
+#include "sim/analytic.h"
+
+#include <algorithm>
+#include <bit>
+#include <stdexcept>
+#include <string>
+
+#include "sim/replay.h"
+
+namespace cclab::sim {
+namespace {
+
+using plan::Algorithm;
+using plan::Collective;
+
+std::int64_t roundsOf(std::int64_t count, std::int64_t slice) {
+  if (count <= 0) return 1;
+  if (slice <= 0) return 1;
+  return (count + slice - 1) / slice;
+}
+
+// makePlan: for broadcast and reduce, "ring" is the pipelined chain and every tree is the heap tree.
+bool isChain(Algorithm a) { return a == Algorithm::Ring || a == Algorithm::Chain; }
+
+}  // namespace
+
+std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count) {
+  switch (c) {
+    case Collective::AllReduce:
+      if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
+      if (p == 1) return count;
+      if (a == Algorithm::Ring) return plan::chunkOf(count, p, 0).count;
+      if (a == Algorithm::HalvingDoubling && std::has_single_bit(static_cast<unsigned>(p)))
+        return plan::chunkOf(count, 2, 0).count;
+      return count;
+    default: return count;
+  }
+}
+
+std::int64_t autoSliceElems(Collective c, Algorithm a, int p, std::int64_t count, std::int64_t elemSize) {
+  const std::int64_t maxOp = maxOpElems(c, a, p, count);
+  const std::int64_t minElems = std::max<std::int64_t>(1, kMinAutoSliceBytes / std::max<std::int64_t>(1, elemSize));
+  const std::int64_t s = std::max((maxOp + kAutoSlicesPerOp - 1) / kAutoSlicesPerOp, minElems);
+  return s >= maxOp ? 0 : s;
+}
+
+Micros predict(const Schedule& s, const CostParams& k) {
+  const int p = s.nranks;
+  if (p < 1) throw std::invalid_argument("predict: nranks must be >= 1");
+  if (!plan::hasGenerator(s.collective, s.algorithm))
+    throw std::invalid_argument("predict: no " + std::string(plan::name(s.algorithm)) + " algorithm for " +
+                                std::string(plan::name(s.collective)));
+  const std::int64_t e = s.elemSize, S = s.sliceElems;
+  const Bytes n = s.count * e;
+  switch (s.collective) {
+    case Collective::AllReduce:
+      switch (s.algorithm) {
+        case Algorithm::Ring: {
+          const std::int64_t chunk = s.count / p;
+          return ringAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
+        }
+        case Algorithm::Tree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
+        case Algorithm::DoubleBinaryTree: return doubleBinaryTreeAllReduce(p, n, roundsOf(s.count / 2, S), k);
+        default: return halvingDoublingAllReduce(p, s.count, e, S, k);
+      }
+    case Collective::ReduceScatter: return ringReduceScatter(p, n, roundsOf(s.count, S), k);
+    case Collective::AllGather: return ringAllGather(p, n, roundsOf(s.count, S), k);
+    case Collective::Broadcast:
+      return isChain(s.algorithm) ? chainBroadcast(p, n, roundsOf(s.count, S), k)
+                                  : treeBroadcast(p, n, roundsOf(s.count, S), k);
+    case Collective::Reduce:
+      return isChain(s.algorithm) ? chainReduce(p, n, roundsOf(s.count, S), k)
+                                  : treeReduce(p, n, roundsOf(s.count, S), k);
+  }
+  throw std::invalid_argument("predict: unknown collective");
+}
+
+Bytes reportedBytes(Collective c, int p, std::int64_t count, std::int64_t e) {
+  switch (c) {
+    case Collective::ReduceScatter:
+    case Collective::AllGather: return count * e * p;
+    default: return count * e;
+  }
+}
+
+double busBandwidthFactor(Collective c, int p) {
+  switch (c) {
+    case Collective::AllReduce: return 2.0 * (p - 1) / p;
+    case Collective::ReduceScatter:
+    case Collective::AllGather: return static_cast<double>(p - 1) / p;
+    default: return 1.0;
+  }
+}
+
+}  // namespace cclab::sim

@@ -1,0 +1,79 @@
+// Analytic model: closed α-β-γ forms per algorithm, for quick tables and crossovers.
+//
+// Each formula is the cost of the *same schedule* the plan generator writes and the executors run
+// (slice-major inside a phase, sends that do not occupy the sender, receive-reduce charged γ per byte
+// to the receiver, local copies δ per byte), on a topology where every message sees the same α and β
+// and no two messages share a link (the textbook model: fully connected, or a switch with one flow in
+// and one out per rank). Under those assumptions, with counts that split evenly into chunks and
+// slices, replay() of the plan gives the same time (tests/sim/closed_form_test.cc, relative 1e-9);
+// formulas marked "pipelined approximation" are exact for one slice per op only.
+// One family per file (analytic_ring.cc, analytic_tree.cc, analytic_rhd.cc, analytic_chain.cc,
+// analytic_hierarchical.cc); each names its sources.
+#pragma once
+
+#include <cstdint>
+
+#include "collectives/plan/plan.h"
+#include "sim/units.h"
+
+namespace cclab::sim {
+
+struct CostParams {
+  Micros alpha = 0;         // per message: route latency
+  MicrosPerByte beta = 0;   // per byte on the wire (1 / bandwidth)
+  MicrosPerByte gamma = 0;  // per byte reduced by the receiver
+  MicrosPerByte delta = 0;  // per byte copied locally
+};
+
+// What is run: the NCCL API's count (see plan::bufferCounts), the element size, and the executor's
+// slice size in elements (0 or negative: every op is one slice).
+struct Schedule {
+  plan::Collective collective = plan::Collective::AllReduce;
+  plan::Algorithm algorithm = plan::Algorithm::Ring;
+  int nranks = 1;
+  std::int64_t count = 0;
+  std::int64_t elemSize = 4;
+  std::int64_t sliceElems = 0;
+};
+
+// Predicted time in µs; throws std::invalid_argument for a combination without a generator.
+Micros predict(const Schedule& s, const CostParams& c);
+
+// The largest op of the plan the generator writes, in elements (what auto slicing looks at).
+std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count);
+// Auto slice size as replay() picks it (replay.h kAutoSlicesPerOp, kMinAutoSliceBytes).
+std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, std::int64_t elemSize);
+
+// nccl-tests' conventions (doc/PERFORMANCE.md): the "size" column in bytes for a count, and the busbw
+// factor: allreduce 2(p-1)/p, reducescatter and allgather (p-1)/p, broadcast and reduce 1.
+Bytes reportedBytes(plan::Collective c, int nranks, std::int64_t count, std::int64_t elemSize);
+double busBandwidthFactor(plan::Collective c, int nranks);
+
+// --- per family (count in elements, sizes in bytes, slices = slice rounds per op) ---
+// analytic_ring.cc
+Micros ringAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
+Micros ringReduceScatter(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
+Micros ringAllGather(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
+// analytic_tree.cc
+Micros treeAllReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros doubleBinaryTreeAllReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros treeBroadcast(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros treeReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+// analytic_rhd.cc (count in elements: the step sizes halve blocks of whole elements)
+Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t elemSize, std::int64_t sliceElems,
+                                const CostParams& c);
+// analytic_chain.cc
+Micros chainBroadcast(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros chainReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+
+// analytic_hierarchical.cc: allreduce on nodes x gpus (no plan; analytic only): reduce-scatter inside
+// each node (ring), allreduce of each 1/gpus shard across nodes (ring or tree, the gpus shards in
+// parallel over the node's NICs), allgather inside each node.
+struct HierarchicalParams {
+  CostParams intra;  // GPU to GPU inside a node
+  CostParams inter;  // one GPU's share of its node's NICs, node to node
+};
+Micros hierarchicalAllReduce(int nodes, int gpusPerNode, Bytes bytes, plan::Algorithm interAlgorithm,
+                             const HierarchicalParams& h);
+
+}  // namespace cclab::sim

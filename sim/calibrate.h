@@ -1,0 +1,60 @@
+// Calibration: fit a topology's latencies, bandwidths and reduction speed to measured times.
+//
+// The model is the replay itself (not a formula), so contention and slicing are part of the fit.
+// Parameters are named by their place in the topology file ("classes.thread.latency_us",
+// "classes.memory.bandwidth_gbps", "compute.reduce_gbps", "compute.copy_gbps"). The fit minimises the
+// squared relative errors log(predicted/measured) by Levenberg-Marquardt over log(parameter), with
+// forward-difference derivatives (Nocedal & Wright, "Numerical Optimization", ch. 10).
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "sim/measured.h"
+#include "sim/topology.h"
+
+namespace cclab::sim {
+
+struct CalibrationOptions {
+  std::vector<std::string> params;  // empty: defaultFitParams(spec)
+  std::int64_t sliceBytes = 0;      // replay slicing: 0 auto, < 0 whole ops
+  int maxIterations = 60;
+};
+
+struct PointError {
+  std::string source;
+  int nranks = 0;
+  Bytes size = 0;
+  Micros measured = 0, predicted = 0;
+  double relError = 0;  // (predicted - measured) / measured
+};
+
+struct ErrorSummary {
+  double meanAbs = 0, max = 0;  // relative, over the points
+  std::size_t n = 0;
+};
+ErrorSummary summarize(const std::vector<PointError>& errors);
+
+struct CalibrationResult {
+  TopologySpec spec;                      // the calibrated topology
+  std::map<std::string, double> initial;  // parameter values before and after
+  std::map<std::string, double> fitted;
+  std::vector<PointError> fit, check;     // per point, with the calibrated topology
+  int iterations = 0;
+  std::vector<std::string> unidentified;  // parameters that ended at their bound (x1000 or /1000)
+};
+
+// Every latency > 0 and every bandwidth of the spec's classes, and the compute bandwidths > 0.
+std::vector<std::string> defaultFitParams(const TopologySpec& spec);
+double getParam(const TopologySpec& spec, const std::string& name);  // throws TopologyError
+void setParam(TopologySpec& spec, const std::string& name, double value);
+
+// Predicted time of one measured point on a topology (replay of the plan).
+Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes);
+std::vector<PointError> evaluate(const TopologySpec& spec, const std::vector<Measurement>& set, std::int64_t sliceBytes);
+
+CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measurement>& fitSet,
+                            const std::vector<Measurement>& checkSet, const CalibrationOptions& options = {});
+
+}  // namespace cclab::sim

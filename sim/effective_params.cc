@@ -1,0 +1,107 @@
+#include "sim/effective_params.h"
+
+#include <algorithm>
+#include <bit>
+#include <map>
+#include <stdexcept>
+
+#include "collectives/plan/binary_tree.h"
+
+namespace cclab::sim {
+namespace {
+
+using plan::Algorithm;
+using plan::Collective;
+using Pairs = std::vector<std::pair<int, int>>;  // (src, dst), all in flight at once
+
+// α and β of a set of concurrent messages.
+CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
+  CostParams k;
+  std::map<int, std::vector<int>> bySrc;
+  for (const auto& [s, d] : pairs) bySrc[s].push_back(d);
+  std::vector<Route> routes;
+  for (auto& [s, dsts] : bySrc) {
+    auto rs = topo.routesFrom(topo.rankNode(s), dsts);
+    routes.insert(routes.end(), rs.begin(), rs.end());
+  }
+  std::vector<int> flows(topo.resources().size(), 0);
+  for (const auto& r : routes)
+    for (int id : r.resources) ++flows[id];
+  for (const auto& r : routes) {
+    k.alpha = std::max(k.alpha, r.latency);
+    for (int id : r.resources)
+      k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+  }
+  return k;
+}
+
+void addTree(Pairs& up, const plan::BinaryTree& t) {
+  for (int r = 0; r < static_cast<int>(t.nodes.size()); ++r)
+    if (t.nodes[r].parent >= 0) up.emplace_back(r, t.nodes[r].parent);
+}
+
+}  // namespace
+
+CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int p) {
+  if (p > topo.nranks())
+    throw std::invalid_argument("effectiveParams: " + std::to_string(p) + " ranks on a topology of " + std::to_string(topo.nranks()));
+  CostParams k;
+  const bool chain = a == Algorithm::Ring || a == Algorithm::Chain;
+  if (p > 1) {
+    if (c == Collective::AllReduce && a == Algorithm::HalvingDoubling) {
+      const int q = static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
+      const int e = p - q;
+      auto rankOf = [&](int id) { return id < e ? 2 * id : id + e; };
+      for (int mask = 1; mask < q; mask *= 2) {
+        Pairs step;
+        for (int v = 0; v < q; ++v) step.emplace_back(rankOf(v), rankOf(v ^ mask));
+        const CostParams s = ofPairs(topo, step);
+        k.alpha = std::max(k.alpha, s.alpha);
+        k.beta = std::max(k.beta, s.beta);
+      }
+    } else if (c == Collective::AllReduce && a == Algorithm::Tree) {
+      Pairs up;
+      addTree(up, plan::inOrderTree(p));
+      k = ofPairs(topo, up);
+    } else if (c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree) {
+      Pairs up;
+      addTree(up, plan::inOrderTree(p));
+      addTree(up, plan::shiftedInOrderTree(p, 1));
+      k = ofPairs(topo, up);
+    } else if ((c == Collective::Broadcast || c == Collective::Reduce) && !chain) {
+      Pairs up;
+      addTree(up, plan::heapTree(p, 0));
+      k = ofPairs(topo, up);
+    } else {  // rings and chains: r -> r+1
+      Pairs ring;
+      for (int r = 0; r < p; ++r) ring.emplace_back(r, (r + 1) % p);
+      k = ofPairs(topo, ring);
+    }
+  }
+  k.gamma = topo.reduceCost();
+  k.delta = topo.copyCost();
+  return k;
+}
+
+HierarchicalParams hierarchicalParams(const Topology& topo) {
+  const auto& s = topo.spec();
+  if (s.kind != "cluster") throw std::invalid_argument("hierarchical algorithms need a cluster topology (got kind '" + s.kind + "')");
+  const int G = s.gpusPerNode, N = s.nodes;
+  HierarchicalParams h;
+  Pairs intra, inter;
+  for (int g = 0; g < G; ++g) intra.emplace_back(g, (g + 1) % G);
+  if (G > 1) h.intra = ofPairs(topo, intra);
+  if (N > 1) {
+    for (int g = 0; g < G; ++g) inter.emplace_back(g, G + g);  // every GPU of node 0 to its peer on node 1
+    h.inter = ofPairs(topo, inter);
+  }
+  h.intra.gamma = h.inter.gamma = topo.reduceCost();
+  h.intra.delta = h.inter.delta = topo.copyCost();
+  return h;
+}
+
+Micros predictOn(const Topology& topo, const Schedule& s) {
+  return predict(s, effectiveParams(topo, s.collective, s.algorithm, s.nranks));
+}
+
+}  // namespace cclab::sim

@@ -1,0 +1,659 @@
+// cclab-sim: predicts collectives with the analytic model or by replaying the plan on a topology.
+//
+//   cclab-sim allreduce --topo dgx-h100 --algo ring -b 8 -e 1G -f 2 [-J out.json] [--trace t.json]
+//   cclab-sim scale --topo cluster --nodes 1..128 --gpus 8
+//   cclab-sim straggler --topo dgx-h100 --rank 3 --slowdown 2
+//   cclab-sim calibrate --measured host_g2.json --check host_g4.json --topo host -o calibrated.json
+//   cclab-sim topo dgx-h100 [-o file.json] [--describe]
+//   cclab-sim bench --ranks 1024 --size 64M          (the simulator's own speed)
+// Bad usage and bad files print one line and exit 2.
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "sim/analytic.h"
+#include "sim/calibrate.h"
+#include "sim/effective_params.h"
+#include "sim/measured.h"
+#include "sim/presets.h"
+#include "sim/replay.h"
+#include "sim/report.h"
+#include "sim/topology_json.h"
+
+namespace {
+
+using namespace cclab;
+using namespace cclab::sim;
+using plan::Algorithm;
+using plan::Collective;
+
+// Bad usage that CLI11 cannot see (a value out of range, a combination that does not exist).
+struct UsageError : std::invalid_argument {
+  using std::invalid_argument::invalid_argument;
+};
+
+std::vector<std::string> splitList(const std::string& s) {
+  std::vector<std::string> out;
+  std::stringstream ss(s);
+  std::string item;
+  while (std::getline(ss, item, ','))
+    if (!item.empty()) out.push_back(item);
+  return out;
+}
+
+bool isHierarchical(const std::string& algo) { return algo == "hier-ring" || algo == "hier-tree"; }
+
+void checkAlgo(Collective c, const std::string& algo) {
+  if (isHierarchical(algo)) {
+    if (c != Collective::AllReduce) throw UsageError("--algo " + algo + " exists for allreduce only");
+    return;
+  }
+  Algorithm a;
+  try {
+    a = plan::parseAlgorithm(algo);
+  } catch (const std::exception&) {
+    throw UsageError("--algo '" + algo + "' is not one of ring, tree, dbtree, rhd, chain, hier-ring, hier-tree");
+  }
+  if (a == Algorithm::Auto || !plan::hasGenerator(c, a))
+    throw UsageError("--algo " + algo + " has no plan for " + std::string(plan::name(c)));
+}
+
+std::vector<Bytes> sizeSweep(Bytes begin, Bytes end, double factor, Bytes increment) {
+  if (begin < 0 || end < begin) throw UsageError("-b/-e: need 0 <= minbytes <= maxbytes");
+  if (increment <= 0 && factor <= 1) throw UsageError("-f: the step factor must be > 1 (or give -i)");
+  std::vector<Bytes> out;
+  for (Bytes s = begin; s <= end;) {
+    out.push_back(s);
+    const Bytes next = increment > 0 ? s + increment : static_cast<Bytes>(static_cast<double>(std::max<Bytes>(s, 1)) * factor);
+    if (next <= s) break;
+    s = next;
+  }
+  return out;
+}
+
+// Options every prediction command shares.
+struct Common {
+  std::string topo = "dgx-h100";
+  int nranks = 0, nodes = 0, gpus = 0;
+  std::string type = "float", redop = "sum", model = "replay";
+  std::string slice = "auto";
+  int root = 0;
+  std::string json;
+
+  void add(CLI::App* app, bool withModel = true) {
+    app->add_option("--topo,-t", topo, "preset (dgx-h100, pcie, cluster, host) or topology file")->capture_default_str();
+    app->add_option("-g,--nranks", nranks, "ranks (default: the topology's)");
+    app->add_option("--nodes", nodes, "cluster: nodes");
+    app->add_option("--gpus", gpus, "cluster: GPUs per node");
+    app->add_option("-d,--datatype", type, "element type")->capture_default_str();
+    app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")->capture_default_str();
+    app->add_option("-r,--root", root, "root of broadcast and reduce")->capture_default_str();
+    if (withModel) app->add_option("--model", model, "replay or analytic")->capture_default_str();
+    app->add_option("--slice", slice, "slice size in bytes (K/M/G), 'auto' or 'whole'")->capture_default_str();
+    app->add_option("-J,--json", json, "write JSON results to this file");
+  }
+
+  TopologySpec spec() const {
+    TopologySpec s = resolveTopology(topo);
+    return resized(std::move(s), nranks, nodes, gpus);
+  }
+  std::int64_t elemSize() const {
+    try {
+      return elemSizeOf(type);
+    } catch (const std::exception&) {
+      throw UsageError("-d/--datatype '" + type + "' is not a known type");
+    }
+  }
+  std::int64_t sliceBytes() const {
+    if (slice == "auto") return 0;
+    if (slice == "whole") return -1;
+    const Bytes b = parseBytes(slice);
+    if (b <= 0) throw UsageError("--slice must be > 0 bytes, 'auto' or 'whole'");
+    return b;
+  }
+  void checkModel() const {
+    if (model != "replay" && model != "analytic") throw UsageError("--model must be replay or analytic (got '" + model + "')");
+  }
+};
+
+std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t e) {
+  return sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / e) : sliceBytes;
+}
+
+std::int64_t apiCount(Collective c, int p, Bytes size, std::int64_t e) {
+  const std::int64_t elems = size / e;
+  return (c == Collective::AllGather || c == Collective::ReduceScatter) ? elems / p : elems;
+}
+
+// One prediction: replay or analytic; hierarchical algorithms are analytic only.
+struct Predictor {
+  const Topology& topo;
+  std::string model;
+  std::int64_t sliceBytes = 0;
+  std::int64_t elemSize = 4;
+  int root = 0;
+  ReplayOptions replayOptions;  // stragglers
+
+  Micros operator()(Collective c, const std::string& algo, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
+    if (isHierarchical(algo)) {
+      const auto h = hierarchicalParams(topo);
+      return hierarchicalAllReduce(topo.spec().nodes, topo.spec().gpusPerNode, count * elemSize,
+                                   algo == "hier-tree" ? Algorithm::Tree : Algorithm::Ring, h);
+    }
+    const Algorithm a = plan::parseAlgorithm(algo);
+    if (model == "analytic") {
+      std::int64_t s = sliceElemsOf(sliceBytes, elemSize);
+      if (sliceBytes == 0) s = autoSliceElems(c, a, p, count, elemSize);
+      return predictOn(topo, {c, a, p, count, elemSize, s});
+    }
+    const plan::Plan pl = plan::makePlan(c, a, p, count, root);
+    ReplayOptions o = replayOptions;
+    o.elemSize = elemSize;
+    o.sliceElems = sliceElemsOf(sliceBytes, elemSize);
+    ReplayResult r = replay(pl, topo, o);
+    const Micros t = r.time;
+    if (detail) *detail = std::move(r);
+    return t;
+  }
+};
+
+void writeJson(const std::string& path, const nlohmann::json& j) {
+  std::ofstream out(path);
+  if (!out) throw UsageError("-J: cannot write '" + path + "'");
+  out << j.dump(2) << "\n";
+}
+
+// ---- collective commands ----
+struct CollectiveCmd {
+  Common common;
+  std::string algo = "ring";
+  std::string minBytes = "8", maxBytes = "128M", increment = "0";
+  double factor = 2;
+  std::string trace;
+  bool links = false;
+};
+
+int runCollective(Collective c, const CollectiveCmd& cmd) {
+  cmd.common.checkModel();
+  const TopologySpec spec = cmd.common.spec();
+  const Topology topo(spec);
+  const int p = topo.nranks();
+  const std::int64_t e = cmd.common.elemSize();
+  const bool rooted = c == Collective::Broadcast || c == Collective::Reduce;
+  if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw UsageError("-r/--root must be a rank in 0.." + std::to_string(p - 1));
+  const auto sizes = sizeSweep(parseBytes(cmd.minBytes), parseBytes(cmd.maxBytes), cmd.factor, parseBytes(cmd.increment));
+  nlohmann::json all = nlohmann::json::array();
+  for (const auto& algo : splitList(cmd.algo)) {
+    checkAlgo(c, algo);
+    if (isHierarchical(algo) && spec.kind != "cluster") throw UsageError("--algo " + algo + " needs a cluster topology");
+    Predictor predict{topo, isHierarchical(algo) ? "analytic" : cmd.common.model, cmd.common.sliceBytes(), e,
+                      cmd.common.root, {}};
+    predict.replayOptions.trace = !cmd.trace.empty();
+    PredictedRun run;
+    run.collective = c;
+    run.algo = algo;
+    run.nranks = p;
+    run.type = cmd.common.type;
+    run.redop = cmd.common.redop;
+    run.root = rooted ? cmd.common.root : -1;
+    run.topology = spec.name;
+    run.model = predict.model;
+    run.sliceBytes = predict.sliceBytes;
+    ReplayResult last;
+    for (Bytes size : sizes) {
+      const std::int64_t count = apiCount(c, p, size, e);
+      const Micros t = predict(c, algo, p, count, &last);
+      run.rows.push_back(makeRow(c, p, size, e, t));
+    }
+    std::cout << formatTable(run);
+    if (cmd.links && predict.model == "replay" && last.time > 0) {
+      std::cout << fmt::format("# link utilisation at {} (busy time / total time, top 10)\n", humanBytes(sizes.back()));
+      std::vector<int> ids(topo.resources().size());
+      for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
+      std::sort(ids.begin(), ids.end(), [&](int a, int b) { return last.busy[a] > last.busy[b]; });
+      for (std::size_t i = 0; i < std::min<std::size_t>(10, ids.size()); ++i)
+        std::cout << fmt::format("#   {:<28} {:6.1f}%  {:>12} B\n", topo.resources()[ids[i]].name,
+                                 100 * last.busy[ids[i]] / last.time, last.bytes[ids[i]]);
+    }
+    if (!cmd.trace.empty() && predict.model == "replay") {
+      writeChromeTrace(last, topo, cmd.trace);
+      std::cerr << "cclab-sim: wrote trace of the " << humanBytes(sizes.back()) << " run to " << cmd.trace << "\n";
+    }
+    all.push_back(toJson(run));
+  }
+  if (!cmd.common.json.empty()) writeJson(cmd.common.json, all.size() == 1 ? all[0] : nlohmann::json{{"runs", all}});
+  return 0;
+}
+
+// ---- scale ----
+struct ScaleCmd {
+  Common common;
+  std::string nodes = "1..128";
+  std::string algos = "ring,tree,dbtree,rhd,hier-ring";
+  std::string size = "256M";
+};
+
+std::vector<int> parseRange(const std::string& s) {
+  const auto dots = s.find("..");
+  std::vector<int> out;
+  try {
+    if (dots == std::string::npos) {
+      for (const auto& x : splitList(s)) out.push_back(std::stoi(x));
+    } else {
+      const int a = std::stoi(s.substr(0, dots)), b = std::stoi(s.substr(dots + 2));
+      if (a < 1 || b < a) throw UsageError("");
+      for (long v = a; v <= b; v *= 2) out.push_back(static_cast<int>(v));
+    }
+  } catch (const std::exception&) {
+    throw UsageError("--nodes '" + s + "' must be A..B (powers of two from A) or a list like 1,2,8");
+  }
+  for (int v : out)
+    if (v < 1) throw UsageError("--nodes values must be >= 1");
+  return out;
+}
+
+// The smallest size (bytes, between 8 B and 16 GiB) above which `a` is no faster than `b`, by
+// bisection on a log scale between the grid points where the sign changes; -1 if there is none.
+double crossover(const std::function<Micros(Bytes)>& ta, const std::function<Micros(Bytes)>& tb) {
+  Bytes prev = 8;
+  bool prevFaster = ta(prev) < tb(prev);
+  for (Bytes s = 16; s <= (Bytes{16} << 30); s *= 2) {
+    const bool faster = ta(s) < tb(s);
+    if (faster != prevFaster && prevFaster) {
+      double lo = static_cast<double>(prev), hi = static_cast<double>(s);
+      for (int i = 0; i < 30; ++i) {
+        const double mid = std::sqrt(lo * hi);
+        (ta(static_cast<Bytes>(mid)) < tb(static_cast<Bytes>(mid)) ? lo : hi) = mid;
+      }
+      return hi;
+    }
+    prev = s;
+    prevFaster = faster;
+  }
+  return -1;
+}
+
+int runScale(const ScaleCmd& cmd) {
+  Common common = cmd.common;
+  common.checkModel();
+  const std::int64_t e = common.elemSize();
+  const Bytes size = parseBytes(cmd.size);
+  const auto algos = splitList(cmd.algos);
+  for (const auto& a : algos) checkAlgo(Collective::AllReduce, a);
+  nlohmann::json rows = nlohmann::json::array(), cross = nlohmann::json::array();
+  std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}\n", common.model,
+                           humanBytes(size), common.topo);
+  std::string header = fmt::format("# {:>6} {:>6}", "nodes", "ranks");
+  for (const auto& a : algos) header += fmt::format(" | {:>10} {:>11}", a + " us", "busbw GB/s");
+  std::cout << header << " | tree<ring below  dbtree<ring below\n";
+  for (int n : parseRange(cmd.nodes)) {
+    TopologySpec spec = resolveTopology(common.topo);
+    if (spec.kind == "cluster")
+      spec = resized(spec, 0, n, common.gpus);
+    else
+      spec = resized(spec, n * std::max(1, common.gpus));
+    const Topology topo(spec);
+    const int p = topo.nranks();
+    std::string line = fmt::format("  {:>6} {:>6}", spec.kind == "cluster" ? spec.nodes : n, p);
+    for (const auto& a : algos) {
+      if (isHierarchical(a) && spec.kind != "cluster") {
+        line += fmt::format(" | {:>10} {:>11}", "-", "-");
+        continue;
+      }
+      Predictor predict{topo, isHierarchical(a) ? "analytic" : common.model, common.sliceBytes(), e, 0, {}};
+      const Micros t = predict(Collective::AllReduce, a, p, size / e);
+      const auto row = makeRow(Collective::AllReduce, p, size, e, t);
+      line += fmt::format(" | {:>10.1f} {:>11.2f}", t, row.busbw);
+      rows.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"algo", a}, {"size", size}, {"time_us", t}, {"busbw", row.busbw},
+                      {"algbw", row.algbw}});
+    }
+    // Crossovers always use the analytic model (a bisection needs many predictions).
+    Predictor analytic{topo, "analytic", common.sliceBytes(), e, 0, {}};
+    auto timeOf = [&](const std::string& a) {
+      return [&, a](Bytes b) { return analytic(Collective::AllReduce, a, p, std::max<std::int64_t>(1, b / e)); };
+    };
+    const double treeX = p > 1 ? crossover(timeOf("tree"), timeOf("ring")) : -1;
+    const double dbX = p > 1 ? crossover(timeOf("dbtree"), timeOf("ring")) : -1;
+    line += fmt::format(" | {:>15} {:>17}", treeX > 0 ? humanBytes(static_cast<Bytes>(treeX)) : "-",
+                        dbX > 0 ? humanBytes(static_cast<Bytes>(dbX)) : "-");
+    cross.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"tree_vs_ring_bytes", treeX}, {"dbtree_vs_ring_bytes", dbX}});
+    std::cout << line << "\n";
+  }
+  std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
+  if (!common.json.empty())
+    writeJson(common.json, {{"command", "scale"}, {"predicted", true}, {"model", common.model}, {"topology", common.topo},
+                            {"gpus_per_node", common.gpus}, {"size", size}, {"type", common.type}, {"rows", rows},
+                            {"crossover", cross}});
+  return 0;
+}
+
+// ---- straggler ----
+struct StragglerCmd {
+  Common common;
+  int rank = 0;
+  double slowdown = 2;
+  double delay = 0;
+  std::string link;
+  bool computeOnly = false;
+  std::string algos = "ring,tree,dbtree,rhd";
+  std::string sizes = "64K,1M,16M,256M";
+};
+
+int runStraggler(const StragglerCmd& cmd) {
+  const TopologySpec spec = cmd.common.spec();
+  const Topology topo(spec);
+  const int p = topo.nranks();
+  const std::int64_t e = cmd.common.elemSize();
+  if (cmd.rank < 0 || cmd.rank >= p) throw UsageError("--rank must be in 0.." + std::to_string(p - 1));
+  if (!(cmd.slowdown >= 1)) throw UsageError("--slowdown must be >= 1");
+  if (!(cmd.delay >= 0)) throw UsageError("--delay must be >= 0");
+  ReplayOptions slow;
+  slow.computeSlowdown.assign(static_cast<std::size_t>(p), 1.0);
+  slow.computeSlowdown[cmd.rank] = cmd.slowdown;
+  slow.startDelay.assign(static_cast<std::size_t>(p), 0.0);
+  slow.startDelay[cmd.rank] = cmd.delay;
+  slow.resourceSlowdown.assign(topo.resources().size(), 1.0);
+  std::string what = fmt::format("rank {} compute x{}", cmd.rank, cmd.slowdown);
+  if (!cmd.computeOnly) {
+    for (int id : topo.rankLinks(cmd.rank)) slow.resourceSlowdown[id] = cmd.slowdown;
+    what += " and its links /" + fmt::format("{}", cmd.slowdown);
+  }
+  if (!cmd.link.empty()) {
+    const int id = topo.findResource(cmd.link);
+    if (id < 0) throw UsageError("--link '" + cmd.link + "' is not a link of the topology (e.g. rank0->switch)");
+    slow.resourceSlowdown[id] = cmd.slowdown;
+    what += ", link " + cmd.link + " /" + fmt::format("{}", cmd.slowdown);
+  }
+  if (cmd.delay > 0) what += fmt::format(", start delay {} us", cmd.delay);
+  std::cout << fmt::format("# cclab-sim straggler: PREDICTED (replay) allreduce, topology {}, {} ranks, {}\n", spec.name, p, what);
+  std::cout << fmt::format("# {:>8} {:>10} {:>12} {:>12} {:>9} {:>12}\n", "algo", "size", "base us", "straggled us", "slowdown",
+                           "rank finish spread us");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& a : splitList(cmd.algos)) {
+    checkAlgo(Collective::AllReduce, a);
+    if (isHierarchical(a)) throw UsageError("straggler replays plans; --algos cannot include " + a);
+    for (const auto& s : splitList(cmd.sizes)) {
+      const Bytes size = parseBytes(s);
+      const std::int64_t count = size / e;
+      Predictor base{topo, "replay", cmd.common.sliceBytes(), e, 0, {}};
+      Predictor straggled = base;
+      straggled.replayOptions = slow;
+      ReplayResult detail;
+      const Micros t0 = base(Collective::AllReduce, a, p, count);
+      const Micros t1 = straggled(Collective::AllReduce, a, p, count, &detail);
+      const auto [lo, hi] = std::minmax_element(detail.finish.begin(), detail.finish.end());
+      std::cout << fmt::format("  {:>8} {:>10} {:>12.1f} {:>12.1f} {:>8.2f}x {:>12.1f}\n", a, humanBytes(size), t0, t1, t1 / t0, *hi - *lo);
+      rows.push_back({{"algo", a}, {"size", size}, {"base_us", t0}, {"straggled_us", t1}, {"slowdown", t1 / t0},
+                      {"finish_us", detail.finish}});
+    }
+  }
+  if (!cmd.common.json.empty())
+    writeJson(cmd.common.json, {{"command", "straggler"}, {"predicted", true}, {"topology", spec.name}, {"nranks", p},
+                                {"rank", cmd.rank}, {"factor", cmd.slowdown}, {"delay_us", cmd.delay}, {"link", cmd.link},
+                                {"compute_only", cmd.computeOnly}, {"rows", rows}});
+  return 0;
+}
+
+// ---- calibrate ----
+struct CalibrateCmd {
+  std::vector<std::string> measured, check;
+  std::string topo = "host", out, json, params, holdout, slice = "auto";
+  std::string minSize = "0";
+};
+
+void printErrors(const char* title, const std::vector<PointError>& errors) {
+  const auto s = summarize(errors);
+  std::cout << fmt::format("# {}: {} points, mean |error| {:.1f}%, max |error| {:.1f}%\n", title, s.n, 100 * s.meanAbs, 100 * s.max);
+  std::cout << fmt::format("# {:>6} {:>10} {:>12} {:>12} {:>8}  {}\n", "nranks", "size", "measured us", "predicted us", "error", "file");
+  for (const auto& e : errors)
+    std::cout << fmt::format("  {:>6} {:>10} {:>12.2f} {:>12.2f} {:>7.1f}%  {}\n", e.nranks, humanBytes(e.size), e.measured,
+                             e.predicted, 100 * e.relError, e.source);
+}
+
+nlohmann::json errorsJson(const std::vector<PointError>& errors) {
+  nlohmann::json a = nlohmann::json::array();
+  for (const auto& e : errors)
+    a.push_back({{"file", e.source}, {"nranks", e.nranks}, {"size", e.size}, {"measured_us", e.measured},
+                 {"predicted_us", e.predicted}, {"rel_error", e.relError}});
+  return a;
+}
+
+int runCalibrate(const CalibrateCmd& cmd) {
+  TopologySpec spec = resolveTopology(cmd.topo);
+  std::vector<Bytes> holdout;
+  for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
+  const Bytes minSize = parseBytes(cmd.minSize);
+  std::vector<Measurement> fitSet, checkSet;
+  for (const auto& f : cmd.measured) {
+    Measurement m = loadMeasurement(f), held = m;
+    m.points.clear();
+    held.points.clear();
+    for (const auto& pt : loadMeasurement(f).points) {
+      if (pt.size < minSize) continue;
+      (std::find(holdout.begin(), holdout.end(), pt.size) != holdout.end() ? held : m).points.push_back(pt);
+    }
+    fitSet.push_back(m);
+    if (!held.points.empty()) checkSet.push_back(held);
+  }
+  for (const auto& f : cmd.check) {
+    Measurement m = loadMeasurement(f);
+    std::erase_if(m.points, [&](const MeasuredPoint& pt) { return pt.size < minSize; });
+    checkSet.push_back(m);
+  }
+  for (const auto& m : fitSet)
+    if (spec.kind == "graph" && m.nranks > spec.ranks)
+      throw UsageError("measured file '" + m.source + "' has " + std::to_string(m.nranks) + " ranks; topology has " + std::to_string(spec.ranks));
+  CalibrationOptions opt;
+  opt.params = splitList(cmd.params);
+  Common c;
+  c.slice = cmd.slice;
+  opt.sliceBytes = c.sliceBytes();
+  const auto before = evaluate(spec, fitSet, opt.sliceBytes);
+  const auto t0 = std::chrono::steady_clock::now();
+  const CalibrationResult r = calibrate(spec, fitSet, checkSet, opt);
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::cout << fmt::format("# cclab-sim calibrate: topology {} ({}), {} iterations, {:.2f} s\n", spec.name, spec.kind, r.iterations, secs);
+  std::cout << fmt::format("# {:<34} {:>12} {:>12}\n", "parameter", "initial", "fitted");
+  for (const auto& [name, v] : r.fitted) std::cout << fmt::format("  {:<34} {:>12.4g} {:>12.4g}\n", name, r.initial.at(name), v);
+  for (const auto& n : r.unidentified)
+    std::cout << fmt::format("# {} is not identified by these measurements (it ended at its bound)\n", n);
+  const auto b = summarize(before);
+  std::cout << fmt::format("# before fitting: mean |error| {:.1f}%, max {:.1f}% on the fitted points\n", 100 * b.meanAbs, 100 * b.max);
+  printErrors("fitted points", r.fit);
+  if (!r.check.empty()) printErrors("held-out points", r.check);
+  if (!cmd.out.empty()) {
+    TopologySpec out = r.spec;
+    out.name = spec.name + "-calibrated";
+    saveTopologyFile(out, cmd.out);
+    std::cerr << "cclab-sim: wrote calibrated topology to " << cmd.out << "\n";
+  }
+  if (!cmd.json.empty()) {
+    const auto f = summarize(r.fit), k = summarize(r.check);
+    writeJson(cmd.json, {{"command", "calibrate"}, {"topology", spec.name}, {"initial", r.initial}, {"fitted", r.fitted},
+                         {"iterations", r.iterations}, {"unidentified", r.unidentified}, {"fit", errorsJson(r.fit)}, {"check", errorsJson(r.check)},
+                         {"fit_mean_abs_error", f.meanAbs}, {"fit_max_abs_error", f.max},
+                         {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max}});
+  }
+  return 0;
+}
+
+// ---- bench: the simulator's own speed (recorded in docs/results/sim.md, never asserted) ----
+int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo) {
+  using Clock = std::chrono::steady_clock;
+  const Bytes size = parseBytes(sizeText);
+  const Algorithm a = plan::parseAlgorithm(algo);
+  // Analytic: predictions per second over a sweep of sizes and rank counts on the dgx-h100 parameters.
+  const Topology dgx(*findPreset("dgx-h100"));
+  const CostParams k = effectiveParams(dgx, Collective::AllReduce, Algorithm::Ring, 8);
+  const Algorithm algos[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling};
+  std::int64_t n = 0;
+  double sink = 0;
+  const auto t0 = Clock::now();
+  while (Clock::now() - t0 < std::chrono::milliseconds(500))
+    for (int i = 0; i < 10000; ++i, ++n) {
+      const Schedule s{Collective::AllReduce, algos[i % 4], 2 + (i % 1023), std::int64_t{8} << (i % 28), 4, 0};
+      sink += predict(s, k);
+    }
+  const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
+  std::cout << fmt::format("analytic: {:.2f} M predictions/s ({} in {:.2f} s, checksum {:.3g})\n", n / secs / 1e6, n, secs, sink);
+  // Replay of one plan on a switch of `ranks` ranks.
+  TopologySpec spec = resized(*findPreset("dgx-h100"), ranks);
+  const Topology topo(spec);
+  const auto t1 = Clock::now();
+  const plan::Plan pl = plan::makePlan(Collective::AllReduce, a, ranks, size / 4);
+  const auto t2 = Clock::now();
+  Common c;
+  c.slice = slice;
+  ReplayOptions o;
+  o.sliceElems = sliceElemsOf(c.sliceBytes(), 4);
+  const ReplayResult r = replay(pl, topo, o);
+  const auto t3 = Clock::now();
+  std::cout << fmt::format("replay: {} allreduce, {} ranks, {}, {} ops, slice {}, {} op-slices: plan {:.2f} s, replay {:.2f} s "
+                           "({:.0f} ns per op-slice); predicted {:.1f} us\n",
+                           algo, ranks, humanBytes(size), pl.opCount(), r.sliceElems > 0 ? humanBytes(r.sliceElems * 4) : "whole-op",
+                           r.steps, std::chrono::duration<double>(t2 - t1).count(), std::chrono::duration<double>(t3 - t2).count(),
+                           1e9 * std::chrono::duration<double>(t3 - t2).count() / static_cast<double>(r.steps), r.time);
+  return 0;
+}
+
+int runTopo(const std::string& name, const std::string& out, bool describe) {
+  const TopologySpec spec = resolveTopology(name);
+  if (describe) {
+    const Topology topo(spec);
+    std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, spec.kind, topo.nranks(), topo.resources().size());
+    for (const auto& r : topo.resources())
+      std::cout << fmt::format("  {:<32} {:<8} {:>8.3f} us {:>9.2f} GB/s\n", r.name, r.cls, r.latency, r.bandwidth);
+    return 0;
+  }
+  const std::string text = toJson(spec).dump(2) + "\n";
+  if (out.empty()) {
+    std::cout << text;
+  } else {
+    std::ofstream f(out);
+    if (!f) throw UsageError("-o: cannot write '" + out + "'");
+    f << text;
+  }
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  CLI::App app{"cclab-sim: predicted collective performance (analytic model and plan replay)"};
+  app.require_subcommand(1);
+  app.set_help_all_flag("--help-all");
+
+  struct Named {
+    const char* name;
+    Collective c;
+  };
+  const Named colls[] = {{"allreduce", Collective::AllReduce}, {"reducescatter", Collective::ReduceScatter},
+                         {"allgather", Collective::AllGather}, {"broadcast", Collective::Broadcast},
+                         {"reduce", Collective::Reduce}};
+  std::vector<CollectiveCmd> collCmds(std::size(colls));
+  std::vector<CLI::App*> collApps;
+  for (std::size_t i = 0; i < std::size(colls); ++i) {
+    auto* sub = app.add_subcommand(colls[i].name, fmt::format("predict {} in all_reduce_perf's format", colls[i].name));
+    auto& c = collCmds[i];
+    c.common.add(sub);
+    sub->add_option("--algo,-a", c.algo, "algorithm(s), comma separated")->capture_default_str();
+    sub->add_option("-b,--minbytes", c.minBytes, "smallest size (K/M/G)")->capture_default_str();
+    sub->add_option("-e,--maxbytes", c.maxBytes, "largest size (K/M/G)")->capture_default_str();
+    sub->add_option("-f,--stepfactor", c.factor, "multiply the size by this each step")->capture_default_str();
+    sub->add_option("-i,--stepbytes", c.increment, "add this to the size each step (instead of -f)");
+    sub->add_option("--trace", c.trace, "Chrome-trace JSON of the largest size (replay)");
+    sub->add_flag("--links", c.links, "print link utilisation of the largest size (replay)");
+    collApps.push_back(sub);
+  }
+  ScaleCmd scale;
+  auto* scaleApp = app.add_subcommand("scale", "time and busbw per algorithm against rank count, and ring/tree crossovers");
+  scale.common.topo = "cluster";
+  scale.common.model = "analytic";
+  scale.common.gpus = 8;
+  scale.common.add(scaleApp);
+  scaleApp->add_option("--nodes-range,--range", scale.nodes, "A..B (powers of two) or a list")->capture_default_str();
+  scaleApp->add_option("--algos", scale.algos, "algorithms")->capture_default_str();
+  scaleApp->add_option("--size,-s", scale.size, "bytes per rank")->capture_default_str();
+  // `--nodes 1..128` is the documented spelling: take it over the integer --nodes of Common.
+  scaleApp->remove_option(scaleApp->get_option("--nodes"));
+  scaleApp->add_option("--nodes", scale.nodes, "A..B (powers of two) or a list")->capture_default_str();
+
+  StragglerCmd strag;
+  auto* stragApp = app.add_subcommand("straggler", "effect of one slow rank or link on each algorithm (replay)");
+  strag.common.add(stragApp, false);
+  stragApp->add_option("--rank", strag.rank, "the slow rank")->capture_default_str();
+  stragApp->add_option("--slowdown,-F", strag.slowdown, "factor >= 1: its compute is this much slower, its links this much narrower")->capture_default_str();
+  stragApp->add_option("--delay", strag.delay, "start delay of the rank, us")->capture_default_str();
+  stragApp->add_option("--link", strag.link, "also (or only, with --slowdown on links) slow this link, e.g. rank3->switch");
+  stragApp->add_flag("--compute-only", strag.computeOnly, "slow the rank's compute, not its links");
+  stragApp->add_option("--algos", strag.algos, "algorithms")->capture_default_str();
+  stragApp->add_option("--sizes", strag.sizes, "sizes (K/M/G), comma separated")->capture_default_str();
+
+  CalibrateCmd cal;
+  auto* calApp = app.add_subcommand("calibrate", "fit latency, bandwidth and reduction speed to a measured *_perf -J file");
+  calApp->add_option("--measured,-m", cal.measured, "measured JSON to fit (repeatable)")->required();
+  calApp->add_option("--check", cal.check, "measured JSON held out of the fit, only checked (repeatable)");
+  calApp->add_option("--holdout-sizes", cal.holdout, "sizes of the --measured files held out of the fit (K/M/G, comma separated)");
+  calApp->add_option("--min-size", cal.minSize, "ignore measured sizes below this")->capture_default_str();
+  calApp->add_option("--topo,-t", cal.topo, "initial topology (preset or file)")->capture_default_str();
+  calApp->add_option("--params", cal.params, "parameters to fit, e.g. classes.thread.latency_us,compute.reduce_gbps");
+  calApp->add_option("--slice", cal.slice, "replay slice size (bytes, auto, whole)")->capture_default_str();
+  calApp->add_option("-o,--output", cal.out, "write the calibrated topology here");
+  calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON");
+
+  std::string topoName, topoOut;
+  bool describe = false;
+  auto* topoApp = app.add_subcommand("topo", "print a preset or file as a topology file (JSON), or its links");
+  topoApp->add_option("name", topoName, "preset or file")->required();
+  topoApp->add_option("-o,--output", topoOut, "write to this file");
+  topoApp->add_flag("--describe", describe, "list the expanded links and their parameters");
+
+  int benchRanks = 1024;
+  std::string benchSize = "64M", benchSlice = "auto", benchAlgo = "ring";
+  auto* benchApp = app.add_subcommand("bench", "the simulator's own speed: analytic predictions/s, replay time");
+  benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str();
+  benchApp->add_option("--size", benchSize, "allreduce size")->capture_default_str();
+  benchApp->add_option("--slice", benchSlice, "slice (bytes, auto, whole)")->capture_default_str();
+  benchApp->add_option("--algo", benchAlgo, "algorithm")->capture_default_str();
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "cclab-sim: " << e.what() << " (see --help)\n";
+    return 2;
+  }
+  try {
+    for (std::size_t i = 0; i < collApps.size(); ++i)
+      if (collApps[i]->parsed()) return runCollective(colls[i].c, collCmds[i]);
+    if (scaleApp->parsed()) return runScale(scale);
+    if (stragApp->parsed()) return runStraggler(strag);
+    if (calApp->parsed()) return runCalibrate(cal);
+    if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
+    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo);
+  } catch (const UsageError& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const TopologyError& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const MeasuredError& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const std::exception& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 1;
+  }
+  return 2;
+}

@@ -1,0 +1,16 @@
+// Built-in topologies. The same specs are written to sim/topologies/*.json (`cclab-sim topo NAME`),
+// and a test checks the files match, so a file is the documented, editable form of each preset.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "sim/topology.h"
+
+namespace cclab::sim {
+
+std::vector<std::string> presetNames();  // dgx-h100, pcie, cluster, host
+std::optional<TopologySpec> findPreset(const std::string& name);
+
+}  // namespace cclab::sim

@@ -1,0 +1,72 @@
+// Replay: an event-driven run of an actual Plan on a Topology.
+//
+// Model (docs/sim.md, "Replay model"):
+//  - Each rank walks its ops in the executors' order: phase by phase, inside a phase slice-major (slice 0
+//    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan/interpret.h).
+//  - A Send of a slice starts a transfer at the rank's current time and costs the rank nothing (a copy
+//    engine / the receiver moves the data). The transfer waits until every resource on its route
+//    (link directions, capacity-limited nodes) is free, then holds each for bytes / bandwidth; it
+//    arrives latency(route) + bytes / bottleneck after it started. Resources serve transfers in the
+//    order they were requested (FIFO), which the event queue makes the order of simulated time.
+//  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
+//    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
+//  - Stragglers: a start delay and a compute slowdown per rank, a slowdown per resource.
+// With no contention this makes the finish time the longest path through the plan's dependencies,
+// which is what the closed forms in analytic.h compute for the same schedule.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/plan/plan.h"
+#include "sim/topology.h"
+#include "sim/units.h"
+
+namespace cclab::sim {
+
+// Auto slicing: a few slices per op, as an executor pipelines, but none smaller than NCCL's Simple
+// protocol step (4 MiB buffer / 8 steps = 512 KiB, NCCL src/include/device.h NCCL_STEPS).
+inline constexpr std::int64_t kAutoSlicesPerOp = 4;
+inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
+
+struct ReplayOptions {
+  std::int64_t elemSize = 4;     // bytes per element of the collective's data type
+  std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
+  std::vector<Micros> startDelay;        // per rank; empty = none
+  std::vector<double> computeSlowdown;   // per rank, multiplies γ and δ; empty = 1
+  std::vector<double> resourceSlowdown;  // per topology resource, divides its bandwidth; empty = 1
+  bool trace = false;                    // record a timeline (ReplayResult::trace)
+  std::size_t traceLimit = 2'000'000;    // events kept at most
+};
+
+struct TraceEvent {
+  std::string name;
+  int pid = 0;  // 0: rank compute and waits, 1: transfers (by sender)
+  int tid = 0;  // rank
+  Micros start = 0, duration = 0;
+  Bytes bytes = 0;
+};
+
+struct ReplayResult {
+  Micros time = 0;                 // when the last rank finished
+  std::vector<Micros> finish;      // per rank
+  std::vector<Micros> busy;        // per resource: time it carried data
+  std::vector<Bytes> bytes;        // per resource: bytes it carried
+  std::int64_t sliceElems = 0;     // the slice size used (elements; 0 = whole ops)
+  std::int64_t steps = 0;          // op-slices executed
+  std::vector<TraceEvent> trace;
+  bool traceTruncated = false;
+};
+
+// The slice size auto slicing picks for a plan (elements; 0 = whole ops).
+std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
+
+// Throws std::invalid_argument if the plan's nranks exceeds the topology's, std::runtime_error if the
+// plan deadlocks (a receive that is never matched).
+ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
+
+// Chrome trace JSON (chrome://tracing, Perfetto) of a replay with options.trace set.
+void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path);
+
+}  // namespace cclab::sim

@@ -1,0 +1,45 @@
+// Output in nccl-tests' all_reduce_perf format (a table on stdout, marked as predicted) and in the
+// JSON shape bench/*_perf -J writes, with "predicted": true, so the same plots read both.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "collectives/plan/plan.h"
+#include "sim/units.h"
+
+namespace cclab::sim {
+
+struct PredictedRow {
+  Bytes size = 0;           // nccl-tests' size column
+  std::int64_t count = 0;   // size / type size
+  Micros time = 0;
+  GBps algbw = 0, busbw = 0;
+};
+
+struct PredictedRun {
+  plan::Collective collective = plan::Collective::AllReduce;
+  std::string algo;       // ring, tree, dbtree, rhd, chain, hier-ring, hier-tree
+  int nranks = 0;
+  std::string type = "float";
+  std::string redop = "sum";
+  int root = -1;          // -1 where the collective has none (nccl-tests prints -1)
+  std::string topology;
+  std::string model;      // replay or analytic
+  std::int64_t sliceBytes = 0;  // 0 auto
+  std::vector<PredictedRow> rows;
+};
+
+// A row from a time, with nccl-tests' algbw = size/time and busbw = algbw·factor.
+PredictedRow makeRow(plan::Collective c, int nranks, Bytes size, std::int64_t elemSize, Micros time);
+
+std::string formatTable(const PredictedRun& run);
+nlohmann::json toJson(const PredictedRun& run);
+
+// "1.5K"-style sizes for humans, and the K/M/G (1024) parser for the command line.
+std::string humanBytes(Bytes b);
+Bytes parseBytes(const std::string& s);  // throws std::invalid_argument naming the text
+
+}  // namespace cclab::sim

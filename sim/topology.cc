@@ -1,0 +1,272 @@
+#include "sim/topology.h"
+
+#include <algorithm>
+#include <deque>
+#include <limits>
+#include <set>
+
+namespace cclab::sim {
+namespace {
+
+constexpr int kMaxRanks = 1 << 20;
+
+[[noreturn]] void fail(const std::string& field, const std::string& what) {
+  throw TopologyError("topology field '" + field + "' " + what);
+}
+
+std::string rankName(int r) { return "rank" + std::to_string(r); }
+
+// Classes each kind needs for its links (node classes are optional).
+std::vector<std::string> requiredLinkClasses(const std::string& kind) {
+  if (kind == "switch" || kind == "fully_connected") return {"link"};
+  if (kind == "pcie") return {"pcie", "uplink"};
+  if (kind == "cluster") return {"intra", "pcie", "nic"};
+  if (kind == "host") return {"thread"};
+  return {};
+}
+
+}  // namespace
+
+void checkSpec(const TopologySpec& s) {
+  static const std::set<std::string> kinds = {"switch", "fully_connected", "pcie", "cluster", "host", "graph"};
+  if (!kinds.contains(s.kind))
+    fail("kind", "must be one of switch, fully_connected, pcie, cluster, host, graph (got '" + s.kind + "')");
+  if (s.kind == "cluster") {
+    if (s.nodes < 1 || s.nodes > kMaxRanks) fail("nodes", "must be >= 1 (got " + std::to_string(s.nodes) + ")");
+    if (s.gpusPerNode < 1 || s.gpusPerNode > 1024)
+      fail("gpus_per_node", "must be in 1..1024 (got " + std::to_string(s.gpusPerNode) + ")");
+    if (s.nicsPerNode < 1 || s.nicsPerNode > s.gpusPerNode)
+      fail("nics_per_node", "must be in 1..gpus_per_node (got " + std::to_string(s.nicsPerNode) + ")");
+    if (static_cast<std::int64_t>(s.nodes) * s.gpusPerNode > kMaxRanks) fail("nodes", "times gpus_per_node is too many ranks");
+  } else if (s.ranks < 1 || s.ranks > kMaxRanks) {
+    fail("ranks", "must be in 1.." + std::to_string(kMaxRanks) + " (got " + std::to_string(s.ranks) + ")");
+  }
+  if (s.kind == "pcie" && s.gpusPerSwitch < 1)
+    fail("gpus_per_switch", "must be >= 1 (got " + std::to_string(s.gpusPerSwitch) + ")");
+  if (!(s.protocolEfficiency > 0 && s.protocolEfficiency <= 1))
+    fail("protocol_efficiency", "must be in (0, 1] (got " + std::to_string(s.protocolEfficiency) + ")");
+  for (const auto& [name, c] : s.classes) {
+    if (!(c.latency >= 0)) fail("classes." + name + ".latency_us", "must be >= 0");
+    if (!(c.bandwidth >= 0)) fail("classes." + name + ".bandwidth_gbps", "must be >= 0");
+  }
+  std::set<std::string> linkClasses;
+  for (const auto& c : requiredLinkClasses(s.kind)) linkClasses.insert(c);
+  for (const auto& l : s.graphLinks) linkClasses.insert(l.cls);
+  for (const auto& c : linkClasses) {
+    auto it = s.classes.find(c);
+    if (it == s.classes.end()) fail("classes." + c, "is missing (kind '" + s.kind + "' needs it)");
+    if (!(it->second.bandwidth > 0)) fail("classes." + c + ".bandwidth_gbps", "must be a positive number");
+  }
+  if (s.kind == "host" && !s.classes.contains("memory")) fail("classes.memory", "is missing (kind 'host' needs it)");
+  const auto& c = s.compute;
+  if (!(c.reduceBandwidth >= 0)) fail("compute.reduce_gbps", "must be >= 0");
+  if (!(c.copyBandwidth >= 0)) fail("compute.copy_gbps", "must be >= 0");
+  if (c.cores < 0) fail("compute.cores", "must be >= 0");
+  if (!(c.wakeLatency >= 0)) fail("compute.wake_us", "must be >= 0");
+  if (s.kind == "graph") {
+    std::set<std::string> names;
+    for (int r = 0; r < s.ranks; ++r) names.insert(rankName(r));
+    for (std::size_t i = 0; i < s.graphNodes.size(); ++i) {
+      const auto& n = s.graphNodes[i];
+      const std::string f = "nodes[" + std::to_string(i) + "]";
+      if (n.name.empty()) fail(f + ".name", "must be a non-empty string");
+      if (!names.insert(n.name).second) fail(f + ".name", "'" + n.name + "' is defined twice (ranks are rank0..rankN-1)");
+      if (!n.cls.empty() && !s.classes.contains(n.cls)) fail(f + ".class", "'" + n.cls + "' is not in classes");
+    }
+    if (s.graphLinks.empty()) fail("links", "must list at least one link");
+    for (std::size_t i = 0; i < s.graphLinks.size(); ++i) {
+      const auto& l = s.graphLinks[i];
+      const std::string f = "links[" + std::to_string(i) + "]";
+      if (!names.contains(l.a)) fail(f + ".a", "'" + l.a + "' is not a node");
+      if (!names.contains(l.b)) fail(f + ".b", "'" + l.b + "' is not a node");
+      if (l.a == l.b) fail(f + ".b", "a link needs two different nodes");
+    }
+  }
+}
+
+TopologySpec resized(TopologySpec spec, int ranks, int nodes, int gpusPerNode) {
+  if (spec.kind == "cluster") {
+    if (nodes > 0) spec.nodes = nodes;
+    if (gpusPerNode > 0) {
+      spec.gpusPerNode = gpusPerNode;
+      spec.nicsPerNode = std::min(spec.nicsPerNode, gpusPerNode);
+    }
+    if (ranks > 0 && nodes <= 0) {
+      if (ranks % spec.gpusPerNode != 0)
+        throw TopologyError("ranks " + std::to_string(ranks) + " is not a multiple of gpus_per_node " +
+                            std::to_string(spec.gpusPerNode));
+      spec.nodes = ranks / spec.gpusPerNode;
+    }
+    spec.ranks = spec.nodes * spec.gpusPerNode;
+  } else if (ranks > 0 && ranks != spec.ranks) {
+    if (spec.kind == "graph") throw TopologyError("a graph topology has a fixed rank count (" + std::to_string(spec.ranks) + ")");
+    spec.ranks = ranks;
+  }
+  return spec;
+}
+
+const LinkClass& Topology::classOf(const std::string& cls, const std::string& field) const {
+  auto it = spec_.classes.find(cls);
+  if (it == spec_.classes.end()) fail(field, "names class '" + cls + "' which is not in classes");
+  return it->second;
+}
+
+int Topology::addNode(const std::string& name, const std::string& cls) {
+  const int id = static_cast<int>(nodeNames_.size());
+  nodeNames_.push_back(name);
+  adj_.emplace_back();
+  nodeIds_[name] = id;
+  int res = -1;
+  if (!cls.empty()) {
+    auto it = spec_.classes.find(cls);
+    if (it != spec_.classes.end() && it->second.bandwidth > 0) {
+      res = static_cast<int>(resources_.size());
+      resources_.push_back({name, cls, it->second.latency, it->second.bandwidth * spec_.protocolEfficiency});
+    }
+  }
+  nodeResource_.push_back(res);
+  return id;
+}
+
+void Topology::addLink(int a, int b, const std::string& cls) {
+  const LinkClass& c = classOf(cls, "links");
+  for (int dir = 0; dir < 2; ++dir) {
+    const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
+    adj_[from].push_back({to, static_cast<int>(resources_.size())});
+    resources_.push_back({nodeNames_[from] + "->" + nodeNames_[to], cls, c.latency, c.bandwidth * spec_.protocolEfficiency});
+  }
+}
+
+Topology::Topology(const TopologySpec& spec) : spec_(spec) {
+  checkSpec(spec_);
+  if (spec_.kind == "cluster") spec_.ranks = spec_.nodes * spec_.gpusPerNode;
+  nranks_ = spec_.ranks;
+  const int n = nranks_;
+  for (int r = 0; r < n; ++r) addNode(rankName(r), "");
+  const std::string& k = spec_.kind;
+  if (k == "switch") {
+    const int sw = addNode("switch", "switch");
+    for (int r = 0; r < n; ++r) addLink(r, sw, "link");
+  } else if (k == "fully_connected") {
+    for (int a = 0; a < n; ++a)
+      for (int b = a + 1; b < n; ++b) addLink(a, b, "link");
+  } else if (k == "pcie") {
+    const int g = spec_.gpusPerSwitch;
+    const int cpu = addNode("cpu", "cpu");
+    for (int s = 0; s * g < n; ++s) {
+      const int sw = addNode("pcie_switch" + std::to_string(s), "switch");
+      addLink(sw, cpu, "uplink");
+      for (int r = s * g; r < std::min(n, (s + 1) * g); ++r) addLink(r, sw, "pcie");
+    }
+  } else if (k == "cluster") {
+    const int G = spec_.gpusPerNode, K = spec_.nicsPerNode;
+    const int fabric = addNode("fabric", "fabric");
+    for (int node = 0; node < spec_.nodes; ++node) {
+      const std::string prefix = "node" + std::to_string(node) + ".";
+      const int sw = addNode(prefix + "nvswitch", "switch");
+      std::vector<int> nics;
+      for (int j = 0; j < K; ++j) {
+        nics.push_back(addNode(prefix + "nic" + std::to_string(j), ""));
+        addLink(nics.back(), fabric, "nic");
+      }
+      for (int g = 0; g < G; ++g) {
+        const int r = node * G + g;
+        addLink(r, sw, "intra");  // listed first: intra-node routes prefer NVLink
+        addLink(r, nics[static_cast<std::size_t>(g * K / G)], "pcie");
+      }
+    }
+  } else if (k == "host") {
+    const int mem = addNode("memory", "memory");
+    for (int r = 0; r < n; ++r) addLink(r, mem, "thread");
+  } else {  // graph
+    for (const auto& node : spec_.graphNodes) addNode(node.name, node.cls);
+    for (const auto& l : spec_.graphLinks) addLink(nodeIds_.at(l.a), nodeIds_.at(l.b), l.cls);
+  }
+  const auto& c = spec_.compute;
+  // Host backend: rank threads share `cores` CPUs, so each computes at cores/nranks of its speed.
+  const bool oversubscribed = k == "host" && c.cores > 0 && n > c.cores;
+  const double share = oversubscribed ? static_cast<double>(n) / c.cores : 1.0;
+  if (oversubscribed && c.wakeLatency > 0) {
+    const int mem = nodeIds_.at("memory");
+    if (nodeResource_[mem] < 0) throw TopologyError("topology field 'classes.memory.bandwidth_gbps' must be > 0 for compute.wake_us");
+    resources_[nodeResource_[mem]].latency += c.wakeLatency;
+  }
+  gamma_ = inverseBandwidth(c.reduceBandwidth) * share;
+  delta_ = inverseBandwidth(c.copyBandwidth) * share;
+}
+
+std::vector<Route> Topology::routesFrom(int src, const std::vector<int>& dsts) const {
+  const int nn = static_cast<int>(nodeNames_.size());
+  std::vector<int> viaResource(static_cast<std::size_t>(nn), -1), parent(static_cast<std::size_t>(nn), -1);
+  std::vector<char> seen(static_cast<std::size_t>(nn), 0);
+  std::deque<int> queue{src};
+  seen[src] = 1;
+  std::size_t remaining = dsts.size();
+  std::vector<char> wanted(static_cast<std::size_t>(nn), 0);
+  for (int d : dsts) wanted[d] = 1;
+  while (!queue.empty() && remaining > 0) {
+    const int u = queue.front();
+    queue.pop_front();
+    if (u != src && u < nranks_) continue;  // never route through a rank
+    for (const Edge& e : adj_[u]) {
+      if (seen[e.to]) continue;
+      seen[e.to] = 1;
+      parent[e.to] = u;
+      viaResource[e.to] = e.resource;
+      if (wanted[e.to]) {
+        wanted[e.to] = 0;
+        --remaining;
+      }
+      queue.push_back(e.to);
+    }
+  }
+  std::vector<Route> out;
+  out.reserve(dsts.size());
+  for (int d : dsts) {
+    Route route;
+    if (d == src) {
+      out.push_back(route);
+      continue;
+    }
+    if (!seen[d]) throw TopologyError("topology '" + spec_.name + "': no route from rank" + std::to_string(src) + " to rank" + std::to_string(d));
+    std::vector<int> rev;
+    for (int v = d; v != src; v = parent[v]) {
+      rev.push_back(viaResource[v]);
+      const int u = parent[v];
+      if (u != src && nodeResource_[u] >= 0) rev.push_back(nodeResource_[u]);
+    }
+    route.resources.assign(rev.rbegin(), rev.rend());
+    route.bottleneck = std::numeric_limits<double>::infinity();
+    for (int id : route.resources) {
+      route.latency += resources_[id].latency;
+      if (resources_[id].bandwidth > 0) route.bottleneck = std::min(route.bottleneck, resources_[id].bandwidth);
+    }
+    if (route.bottleneck == std::numeric_limits<double>::infinity()) route.bottleneck = 0;
+    out.push_back(std::move(route));
+  }
+  return out;
+}
+
+Route Topology::route(int src, int dst) const {
+  if (src < 0 || src >= nranks_ || dst < 0 || dst >= nranks_)
+    throw TopologyError("route: rank out of range (" + std::to_string(src) + " -> " + std::to_string(dst) + ")");
+  return routesFrom(src, {dst}).front();
+}
+
+std::vector<int> Topology::rankLinks(int r) const {
+  std::vector<int> out;
+  const std::string prefix = nodeNames_[r] + "->", suffix = "->" + nodeNames_[r];
+  for (int i = 0; i < static_cast<int>(resources_.size()); ++i) {
+    const auto& name = resources_[i].name;
+    if (name.starts_with(prefix) || (name.size() > suffix.size() && name.ends_with(suffix))) out.push_back(i);
+  }
+  return out;
+}
+
+int Topology::findResource(const std::string& name) const {
+  for (int i = 0; i < static_cast<int>(resources_.size()); ++i)
+    if (resources_[i].name == name) return i;
+  return -1;
+}
+
+}  // namespace cclab::sim

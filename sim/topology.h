@@ -1,0 +1,142 @@
+// Topologies: what the replay runs a plan on.
+//
+// A TopologySpec is what a file or preset says (a kind, a rank count, named parameter classes); a
+// Topology is that spec expanded into a graph of nodes (ranks, switches, NICs, memory) joined by
+// full-duplex links. Every link direction, and every node with a finite capacity (a switch backplane,
+// the memory bus of the host backend), is a *resource*: it has a latency and a bandwidth, and the
+// replay serialises the messages that cross it. Routes are shortest paths in hops (ties go to the
+// link listed first), never through a rank.
+//
+// Kinds (see docs/sim.md for the file schema):
+//   switch           N ranks on one switch, class "link" (e.g. NVSwitch: 450 GB/s per GPU per direction)
+//   fully_connected  a direct link between every pair of ranks, class "link" (the textbook α-β model)
+//   pcie             N GPUs, `gpus_per_switch` per PCIe switch, switches on one root complex ("cpu"):
+//                    classes "pcie" (GPU-switch) and "uplink" (switch-cpu, shared by its GPUs)
+//   cluster          `nodes` x `gpus_per_node`, an NVSwitch per node (class "intra"), `nics_per_node`
+//                    NICs per node (GPU-NIC class "pcie", NIC-fabric class "nic"), a non-blocking fabric
+//   host             this project's host backend: ranks are threads copying through one shared memory
+//                    (classes "thread": each rank's own copy path, "memory": the bus, a node capacity)
+//   graph            explicit nodes and links
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "sim/units.h"
+
+namespace cclab::sim {
+
+// A bad topology file or spec; the message names the field.
+class TopologyError : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+struct LinkClass {
+  Micros latency = 0;   // per traversal
+  GBps bandwidth = 0;   // per direction; for a node class: its total capacity (0 = unlimited)
+  friend bool operator==(const LinkClass&, const LinkClass&) = default;
+};
+
+// Per-rank compute: the reduction of a received slice and a local copy are charged to the rank.
+struct ComputeParams {
+  GBps reduceBandwidth = 0;  // bytes of output per second a rank reduces; 0 = free
+  GBps copyBandwidth = 0;    // bytes per second a rank copies locally; 0 = free
+  int cores = 0;             // host kind: CPU cores the rank threads share (0 = one core per rank)
+  Micros wakeLatency = 0;    // host kind, more ranks than cores: a waiting thread is woken by the OS,
+                             // which adds this to every message (a futex wake and a context switch)
+  friend bool operator==(const ComputeParams&, const ComputeParams&) = default;
+};
+
+struct SpecNode {
+  std::string name;
+  std::string cls;  // a class with a capacity, or empty for an unlimited switch
+  friend bool operator==(const SpecNode&, const SpecNode&) = default;
+};
+struct SpecLink {
+  std::string a, b, cls;
+  friend bool operator==(const SpecLink&, const SpecLink&) = default;
+};
+
+struct TopologySpec {
+  std::string name;
+  std::string kind;  // switch | fully_connected | pcie | cluster | host | graph
+  int ranks = 0;     // for cluster: nodes * gpus_per_node (derived)
+  int nodes = 1;           // cluster
+  int gpusPerNode = 0;     // cluster
+  int nicsPerNode = 1;     // cluster
+  int gpusPerSwitch = 0;   // pcie
+  double protocolEfficiency = 1.0;  // multiplies every bandwidth (NCCL's Simple protocol moves ~90%)
+  std::map<std::string, LinkClass> classes;
+  ComputeParams compute;
+  std::vector<SpecNode> graphNodes;  // graph
+  std::vector<SpecLink> graphLinks;  // graph
+  friend bool operator==(const TopologySpec&, const TopologySpec&) = default;
+};
+
+// Checks a spec (kinds, counts, classes each kind needs, positive bandwidths); throws TopologyError
+// naming the field.
+void checkSpec(const TopologySpec& spec);
+
+// Same spec with a different scale: ranks for switch/fully_connected/pcie/host/graph-free kinds;
+// nodes and gpus for cluster (0 keeps the current value).
+TopologySpec resized(TopologySpec spec, int ranks, int nodes = 0, int gpusPerNode = 0);
+
+struct Resource {
+  std::string name;   // "rank0->switch" for a link direction, the node name for a node capacity
+  std::string cls;
+  Micros latency = 0;
+  GBps bandwidth = 0;  // protocol efficiency already applied; 0 = unlimited
+};
+
+struct Route {
+  std::vector<int> resources;  // in order, from source to destination
+  Micros latency = 0;          // sum over the resources
+  GBps bottleneck = 0;         // min bandwidth over the resources (0 = unlimited)
+};
+
+class Topology {
+ public:
+  explicit Topology(const TopologySpec& spec);
+
+  [[nodiscard]] const TopologySpec& spec() const { return spec_; }
+  [[nodiscard]] int nranks() const { return nranks_; }
+  [[nodiscard]] const std::vector<Resource>& resources() const { return resources_; }
+  [[nodiscard]] const std::string& nodeName(int node) const { return nodeNames_[node]; }
+  // Node id of rank r.
+  [[nodiscard]] int rankNode(int r) const { return r; }
+  // The route src -> dst (ranks), by breadth-first search; throws TopologyError when unreachable.
+  [[nodiscard]] Route route(int src, int dst) const;
+  // Routes from src to each of dsts (one search).
+  [[nodiscard]] std::vector<Route> routesFrom(int src, const std::vector<int>& dsts) const;
+  // Resource ids of the link directions leaving and entering rank r.
+  [[nodiscard]] std::vector<int> rankLinks(int r) const;
+  // Compute cost per byte of a rank (no straggler), µs/byte; cores sharing included.
+  [[nodiscard]] MicrosPerByte reduceCost() const { return gamma_; }
+  [[nodiscard]] MicrosPerByte copyCost() const { return delta_; }
+  [[nodiscard]] int findResource(const std::string& name) const;
+
+ private:
+  int addNode(const std::string& name, const std::string& cls);
+  void addLink(int a, int b, const std::string& cls);
+  [[nodiscard]] const LinkClass& classOf(const std::string& cls, const std::string& field) const;
+
+  struct Edge {
+    int to;
+    int resource;
+  };
+  TopologySpec spec_;
+  int nranks_ = 0;
+  std::vector<std::string> nodeNames_;
+  std::vector<int> nodeResource_;  // node id -> capacity resource or -1
+  std::vector<std::vector<Edge>> adj_;
+  std::vector<Resource> resources_;
+  std::map<std::string, int> nodeIds_;
+  MicrosPerByte gamma_ = 0, delta_ = 0;
+};
+
+}  // namespace cclab::sim

@@ -1,0 +1,123 @@
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/calibrate.h"
+#include "sim/measured.h"
+#include "sim/presets.h"
+
+using namespace cclab;
+using namespace cclab::sim;
+
+namespace {
+
+// Synthetic measurements: the replay's own predictions for a known topology.
+Measurement synthetic(const TopologySpec& truth, plan::Algorithm a, int p, std::vector<Bytes> sizes) {
+  Measurement m;
+  m.source = "synthetic";
+  m.algorithm = a;
+  m.nranks = p;
+  for (Bytes s : sizes) {
+    MeasuredPoint pt{s, s / 4, 0};
+    pt.time = predictPoint(truth, m, pt, 0);
+    m.points.push_back(pt);
+  }
+  return m;
+}
+
+std::vector<Bytes> sweep(Bytes from, Bytes to) {
+  std::vector<Bytes> out;
+  for (Bytes s = from; s <= to; s *= 4) out.push_back(s);
+  return out;
+}
+
+}  // namespace
+
+TEST(Calibrate, RecoversAlphaBetaGammaOnASwitch) {
+  TopologySpec truth;
+  truth.name = "truth";
+  truth.kind = "switch";
+  truth.ranks = 8;
+  truth.classes["link"] = {2.0, 20.0};
+  truth.compute.reduceBandwidth = 12.0;
+  std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 4, sweep(1024, 64 << 20)),
+                                  synthetic(truth, plan::Algorithm::Ring, 8, sweep(1024, 64 << 20)),
+                                  synthetic(truth, plan::Algorithm::Tree, 8, sweep(1024, 16 << 20))};
+  TopologySpec start = truth;
+  start.classes["link"] = {0.5, 60.0};
+  start.compute.reduceBandwidth = 40.0;
+  const auto r = calibrate(start, fit, {});
+  EXPECT_NEAR(r.fitted.at("classes.link.latency_us"), 2.0, 0.01 * 2.0);
+  EXPECT_NEAR(r.fitted.at("classes.link.bandwidth_gbps"), 20.0, 0.01 * 20.0);
+  EXPECT_NEAR(r.fitted.at("compute.reduce_gbps"), 12.0, 0.01 * 12.0);
+  EXPECT_LT(summarize(r.fit).max, 0.01);
+}
+
+TEST(Calibrate, RecoversHostParametersAndChecksHeldOutRanks) {
+  TopologySpec truth = *findPreset("host");
+  truth.classes["thread"] = {3.0, 18.0};
+  truth.classes["memory"] = {0.0, 40.0};
+  truth.compute.reduceBandwidth = 6.0;
+  std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 2, sweep(256, 16 << 20)),
+                                  synthetic(truth, plan::Algorithm::Ring, 4, sweep(256, 16 << 20))};
+  std::vector<Measurement> check = {synthetic(truth, plan::Algorithm::Ring, 3, sweep(1024, 4 << 20))};
+  CalibrationOptions o;
+  o.params = {"classes.thread.latency_us", "classes.memory.bandwidth_gbps", "compute.reduce_gbps"};
+  TopologySpec start = truth;
+  start.classes["thread"].latency = 1.0;
+  start.classes["memory"].bandwidth = 80.0;
+  start.compute.reduceBandwidth = 3.0;
+  const auto r = calibrate(start, fit, check, o);
+  EXPECT_NEAR(r.fitted.at("classes.thread.latency_us"), 3.0, 0.03);
+  EXPECT_NEAR(r.fitted.at("classes.memory.bandwidth_gbps"), 40.0, 0.4);
+  EXPECT_NEAR(r.fitted.at("compute.reduce_gbps"), 6.0, 0.06);
+  EXPECT_LT(summarize(r.check).max, 0.01);
+}
+
+TEST(Calibrate, ParamNames) {
+  TopologySpec s = *findPreset("dgx-h100");
+  EXPECT_DOUBLE_EQ(getParam(s, "classes.link.bandwidth_gbps"), 450);
+  setParam(s, "compute.copy_gbps", 7);
+  EXPECT_DOUBLE_EQ(s.compute.copyBandwidth, 7);
+  EXPECT_THROW(getParam(s, "classes.nvlink.latency_us"), TopologyError);
+  EXPECT_THROW(getParam(s, "links.x"), TopologyError);
+  EXPECT_THROW(getParam(s, "classes.link.speed"), TopologyError);
+}
+
+TEST(Measured, TolerantReader) {
+  const auto j = nlohmann::json::parse(R"({"collective":"allreduce","backend":"host","algo":"tree","nranks":4,
+    "type":"double","op":"sum","machine":"x","extra":{"ignored":true},
+    "results":[{"size":1024,"count":128,"type":"double","redop":"sum","root":-1,
+                "oop":{"time_us":12.5,"algbw":0.1,"busbw":0.1,"wrong":0},"ip":{"time_us":11.0}},
+               {"size":2048,"ip":{"time":20.0}},
+               {"size":4096,"time_us":30.0},
+               {"size":0,"oop":{"time_us":1.0}}]})");
+  const Measurement m = parseMeasurement(j, "j");
+  EXPECT_EQ(m.algorithm, plan::Algorithm::Tree);
+  EXPECT_EQ(m.elemSize, 8);
+  ASSERT_EQ(m.points.size(), 3U);  // the zero-size row is skipped
+  EXPECT_DOUBLE_EQ(m.points[0].time, 12.5);
+  EXPECT_EQ(m.points[0].count, 128);
+  EXPECT_DOUBLE_EQ(m.points[1].time, 20.0);
+  EXPECT_DOUBLE_EQ(m.points[2].time, 30.0);
+  // allgather: the size column is the total, the API count per rank.
+  const auto ag = parseMeasurement(nlohmann::json::parse(
+      R"({"collective":"allgather","nranks":4,"results":[{"size":4096,"oop":{"time_us":1}}]})"), "ag");
+  EXPECT_EQ(ag.points[0].count, 256);
+}
+
+TEST(Measured, BadFilesNameTheField) {
+  auto err = [](const char* text) -> std::string {
+    try {
+      parseMeasurement(nlohmann::json::parse(text), "f");
+    } catch (const MeasuredError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(err(R"({"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":2,"algo":"spiral","results":[]})").find("'algo'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":2})").find("'results'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
+}

@@ -1,0 +1,167 @@
+// Replay of the plan equals the closed form of the same schedule on uniform topologies.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "sim/analytic.h"
+#include "sim/effective_params.h"
+#include "sim/replay.h"
+#include "sim/topology.h"
+
+using namespace cclab;
+using namespace cclab::sim;
+using plan::Algorithm;
+using plan::Collective;
+
+namespace {
+
+constexpr double kRel = 1e-9;
+constexpr Micros kLatency = 1.5;
+constexpr GBps kLink = 10, kReduce = 7, kCopy = 13;
+
+// The textbook model: a direct link between every pair, the same α and β on every message.
+TopologySpec uniform(int p) {
+  TopologySpec s;
+  s.name = "uniform";
+  s.kind = "fully_connected";
+  s.ranks = p;
+  s.classes["link"] = {kLatency, kLink};
+  s.compute = {kReduce, kCopy, 0};
+  return s;
+}
+
+CostParams uniformParams() { return {kLatency, inverseBandwidth(kLink), inverseBandwidth(kReduce), inverseBandwidth(kCopy)}; }
+
+struct Case {
+  Collective c;
+  Algorithm a;
+  bool exactWhenSliced;  // is the closed form exact with several slices per op?
+};
+
+const Case kCases[] = {
+    {Collective::AllReduce, Algorithm::Ring, true},          {Collective::AllReduce, Algorithm::Tree, true},
+    {Collective::AllReduce, Algorithm::DoubleBinaryTree, false}, {Collective::AllReduce, Algorithm::HalvingDoubling, true},
+    {Collective::ReduceScatter, Algorithm::Ring, true},      {Collective::AllGather, Algorithm::Ring, true},
+    {Collective::Broadcast, Algorithm::Chain, true},         {Collective::Broadcast, Algorithm::Tree, true},
+    {Collective::Reduce, Algorithm::Chain, true},            {Collective::Reduce, Algorithm::Tree, true},
+};
+
+std::string label(const Case& k, int p) {
+  return std::string(plan::name(k.c)) + "/" + std::string(plan::name(k.a)) + " p=" + std::to_string(p);
+}
+
+// A count that splits evenly into every chunk, block and slice the generators and tests use.
+std::int64_t evenCount(int p) { return std::int64_t{p} * 64 * 16; }
+
+}  // namespace
+
+TEST(ClosedForm, ReplayEqualsClosedFormOneSlicePerOp) {
+  for (const auto& k : kCases)
+    for (int p = 2; p <= 64; ++p) {
+      const Topology topo(uniform(p));
+      const std::int64_t count = evenCount(p);
+      const auto pl = plan::makePlan(k.c, k.a, p, count, p / 3);
+      ReplayOptions o;
+      o.sliceElems = -1;
+      const Micros replayed = replay(pl, topo, o).time;
+      const Micros closed = predict({k.c, k.a, p, count, 4, 0}, uniformParams());
+      EXPECT_NEAR(replayed, closed, kRel * closed) << label(k, p);
+    }
+}
+
+TEST(ClosedForm, ReplayEqualsClosedFormWithSlices) {
+  for (const auto& k : kCases) {
+    if (!k.exactWhenSliced) continue;
+    for (int p = 2; p <= 64; p += (p < 8 ? 1 : 7)) {
+      const Topology topo(uniform(p));
+      const std::int64_t count = evenCount(p);
+      for (std::int64_t slice : {std::int64_t{16}, std::int64_t{64}}) {
+        const auto pl = plan::makePlan(k.c, k.a, p, count, 0);
+        ReplayOptions o;
+        o.sliceElems = slice;
+        const Micros replayed = replay(pl, topo, o).time;
+        const Micros closed = predict({k.c, k.a, p, count, 4, slice}, uniformParams());
+        EXPECT_NEAR(replayed, closed, kRel * closed) << label(k, p) << " slice " << slice;
+      }
+    }
+  }
+}
+
+// The double binary tree with several slices: the closed form is an approximation (analytic_tree.cc),
+// within 20% in our sweeps (worst at few ranks and many slices).
+TEST(ClosedForm, DoubleBinaryTreeSlicedWithinTolerance) {
+  for (int p : {4, 8, 13, 16, 32, 64}) {
+    const Topology topo(uniform(p));
+    const std::int64_t count = evenCount(p) * 8;
+    for (std::int64_t rounds : {2, 4, 16}) {
+      const std::int64_t slice = count / 2 / rounds;
+      const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::DoubleBinaryTree, p, count);
+      ReplayOptions o;
+      o.sliceElems = slice;
+      const Micros replayed = replay(pl, topo, o).time;
+      const Micros closed = predict({Collective::AllReduce, Algorithm::DoubleBinaryTree, p, count, 4, slice}, uniformParams());
+      EXPECT_NEAR(replayed, closed, 0.25 * closed) << "p=" << p << " rounds " << rounds;
+    }
+  }
+}
+
+// Ring allreduce's bandwidth term is the lower bound 2(p-1)/p · n/B, for any slicing.
+TEST(ClosedForm, RingBandwidthTermIsTheLowerBound) {
+  for (int p : {2, 3, 8, 31, 64}) {
+    TopologySpec s = uniform(p);
+    s.classes["link"].latency = 0;
+    s.compute = {};
+    const Topology topo(s);
+    const std::int64_t count = evenCount(p) * 4;
+    const double n = static_cast<double>(count * 4);
+    const double bound = 2.0 * (p - 1) / p * n * inverseBandwidth(kLink);
+    for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{32}}) {
+      ReplayOptions o;
+      o.sliceElems = slice;
+      EXPECT_NEAR(replay(plan::allReduceRing(p, count), topo, o).time, bound, kRel * bound) << p;
+    }
+  }
+}
+
+// On a switch (one port per rank, as NVSwitch) the ring has no contention either: still exact.
+TEST(ClosedForm, RingOnASwitchMatches) {
+  for (int p : {2, 8, 64, 256}) {
+    TopologySpec s = uniform(p);
+    s.kind = "switch";
+    const Topology topo(s);
+    const std::int64_t count = evenCount(p);
+    const CostParams k = effectiveParams(topo, Collective::AllReduce, Algorithm::Ring, p);
+    EXPECT_NEAR(k.alpha, 2 * kLatency, 1e-12);
+    ReplayOptions o;
+    o.sliceElems = -1;
+    const Micros replayed = replay(plan::allReduceRing(p, count), topo, o).time;
+    EXPECT_NEAR(replayed, predict({Collective::AllReduce, Algorithm::Ring, p, count, 4, 0}, k), kRel * replayed) << p;
+  }
+}
+
+TEST(ClosedForm, SingleRankIsACopy) {
+  for (const auto& k : kCases) {
+    const Topology topo(uniform(1));
+    const auto pl = plan::makePlan(k.c, k.a, 1, 1000, 0);
+    const Micros closed = predict({k.c, k.a, 1, 1000, 4, 0}, uniformParams());
+    EXPECT_NEAR(replay(pl, topo).time, closed, kRel * closed) << label(k, 1);
+  }
+}
+
+TEST(ClosedForm, HierarchicalReducesToRingOnOneNode) {
+  HierarchicalParams h;
+  h.intra = uniformParams();
+  h.inter = uniformParams();
+  // One node of G GPUs: reduce-scatter + allgather = the ring allreduce, less the allgather's local copy.
+  const int G = 8;
+  const Bytes n = 8 * 1024 * 1024;
+  const Micros ring = ringAllReduce(G, n / G, 1, h.intra);
+  const Micros hier = hierarchicalAllReduce(1, G, n, Algorithm::Ring, h);
+  EXPECT_NEAR(hier, ring + static_cast<double>(n / G) * h.intra.delta, 1e-9 * ring);
+  // Across nodes it adds a ring over nodes on 1/G of the data.
+  EXPECT_GT(hierarchicalAllReduce(4, G, n, Algorithm::Ring, h), hier);
+}
+
+TEST(ClosedForm, PredictRejectsMissingGenerators) {
+  EXPECT_THROW(predict({Collective::ReduceScatter, Algorithm::Tree, 4, 100, 4, 0}, uniformParams()), std::invalid_argument);
+}

@@ -1,0 +1,172 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "sim/analytic.h"
+#include "sim/presets.h"
+#include "sim/replay.h"
+#include "sim/topology.h"
+
+using namespace cclab;
+using namespace cclab::sim;
+using plan::Algorithm;
+using plan::Collective;
+
+namespace {
+
+TopologySpec switchOf(int p, Micros lat = 1, GBps bw = 10) {
+  TopologySpec s;
+  s.name = "sw";
+  s.kind = "switch";
+  s.ranks = p;
+  s.classes["link"] = {lat, bw};
+  return s;
+}
+
+plan::Plan sendPlan(int p, std::vector<std::pair<int, int>> pairs, std::int64_t count) {
+  plan::Plan pl;
+  pl.nranks = p;
+  pl.count = count;
+  pl.ranks.resize(static_cast<std::size_t>(p));
+  for (auto [s, d] : pairs) {
+    pl.ranks[s].push_back({plan::OpKind::Send, d, 0, {plan::Buf::Input, 0, count}, {}});
+    pl.ranks[d].push_back({plan::OpKind::Recv, s, 0, {}, {plan::Buf::Output, 0, count}});
+  }
+  return pl;
+}
+
+}  // namespace
+
+TEST(Replay, OneMessage) {
+  const Topology t(switchOf(2, 1.0, 10));
+  ReplayOptions o;
+  o.sliceElems = -1;
+  const auto r = replay(sendPlan(2, {{0, 1}}, 2500), t, o);  // 10 KB at 10 GB/s = 1 µs, 2 hops of 1 µs
+  EXPECT_NEAR(r.time, 3.0, 1e-12);
+  EXPECT_NEAR(r.finish[0], 0.0, 1e-12);
+  EXPECT_NEAR(r.finish[1], 3.0, 1e-12);
+  EXPECT_EQ(r.steps, 2);
+}
+
+TEST(Replay, SharedLinkSerialisesMessages) {
+  // Ranks 0 and 1 both send to rank 2: its switch->rank2 link carries both, one after the other.
+  const Topology t(switchOf(3, 0.0, 10));
+  ReplayOptions o;
+  o.sliceElems = -1;
+  const auto r = replay(sendPlan(3, {{0, 2}, {1, 2}}, 2500), t, o);
+  EXPECT_NEAR(r.time, 2.0, 1e-12);
+  const int down = t.findResource("switch->rank2");
+  EXPECT_NEAR(r.busy[down], 2.0, 1e-12);
+  EXPECT_EQ(r.bytes[down], 20000);
+  // Disjoint pairs do not contend.
+  const Topology t4(switchOf(4, 0.0, 10));
+  EXPECT_NEAR(replay(sendPlan(4, {{0, 1}, {2, 3}}, 2500), t4, o).time, 1.0, 1e-12);
+}
+
+TEST(Replay, NodeCapacityIsShared) {
+  // Host backend: all copies cross one memory bus; two at once take twice as long on it.
+  TopologySpec s = resized(*findPreset("host"), 4);
+  s.classes["thread"] = {0.0, 1000};
+  s.classes["memory"] = {0.0, 10};
+  s.compute.wakeLatency = 0;
+  const Topology t(s);
+  ReplayOptions o;
+  o.sliceElems = -1;
+  EXPECT_NEAR(replay(sendPlan(4, {{0, 1}}, 2500), t, o).time, 1.0, 1e-12);
+  EXPECT_NEAR(replay(sendPlan(4, {{0, 1}, {2, 3}}, 2500), t, o).time, 2.0, 1e-12);
+}
+
+TEST(Replay, OversubscribedHostAddsWakeLatency) {
+  TopologySpec s = resized(*findPreset("host"), 2);
+  s.compute.wakeLatency = 7;
+  const Micros two = Topology(s).route(0, 1).latency;
+  const Micros four = Topology(resized(s, 4)).route(0, 1).latency;
+  EXPECT_NEAR(four - two, 7.0, 1e-12);  // 4 threads on 2 cores wait in the OS
+}
+
+TEST(Replay, StartDelayOfOneRankDelaysTheRing) {
+  const int p = 8;
+  const Topology t(switchOf(p));
+  const auto pl = plan::allReduceRing(p, 8 * 1024);
+  ReplayOptions o;
+  o.sliceElems = -1;
+  const Micros base = replay(pl, t, o).time;
+  o.startDelay.assign(p, 0.0);
+  o.startDelay[3] = 100;
+  EXPECT_NEAR(replay(pl, t, o).time, base + 100, 1e-9);
+}
+
+TEST(Replay, SlowLinkAndSlowComputeSlowTheRing) {
+  const int p = 8;
+  TopologySpec s = switchOf(p, 0.0, 10);
+  s.compute.reduceBandwidth = 20;
+  const Topology t(s);
+  const auto pl = plan::allReduceRing(p, 1 << 20);
+  ReplayOptions o;
+  const Micros base = replay(pl, t, o).time;
+  ReplayOptions link = o;
+  link.resourceSlowdown.assign(t.resources().size(), 1.0);
+  link.resourceSlowdown[t.findResource("rank2->switch")] = 2.0;
+  const Micros slowLink = replay(pl, t, link).time;
+  EXPECT_GT(slowLink, 1.3 * base);
+  ReplayOptions comp = o;
+  comp.computeSlowdown.assign(p, 1.0);
+  comp.computeSlowdown[5] = 4.0;
+  const Micros slowCompute = replay(pl, t, comp).time;
+  EXPECT_GT(slowCompute, 1.05 * base);
+  EXPECT_LT(slowCompute, 4.0 * base);
+}
+
+TEST(Replay, TraceAndUtilisation) {
+  const Topology t(*findPreset("dgx-h100"));
+  ReplayOptions o;
+  o.trace = true;
+  const auto r = replay(plan::allReduceRing(8, 1 << 20), t, o);
+  EXPECT_FALSE(r.trace.empty());
+  for (std::size_t i = 0; i < r.busy.size(); ++i) EXPECT_LE(r.busy[i], r.time * (1 + 1e-12));
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_trace_test.json";
+  writeChromeTrace(r, t, path.string());
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["traceEvents"].size(), r.trace.size() + 2);
+  std::filesystem::remove(path);
+}
+
+TEST(Replay, AutoSliceMatchesAnalyticRule) {
+  for (auto [c, a] : {std::pair{Collective::AllReduce, Algorithm::Ring}, std::pair{Collective::AllReduce, Algorithm::Tree},
+                      std::pair{Collective::AllReduce, Algorithm::DoubleBinaryTree},
+                      std::pair{Collective::AllReduce, Algorithm::HalvingDoubling},
+                      std::pair{Collective::AllGather, Algorithm::Ring}, std::pair{Collective::Broadcast, Algorithm::Tree}})
+    for (int p : {1, 2, 6, 8})
+      for (std::int64_t count : {std::int64_t{10}, std::int64_t{1} << 20, std::int64_t{3} << 24}) {
+        const auto pl = plan::makePlan(c, a, p, count);
+        EXPECT_EQ(autoSliceElems(pl, 4), autoSliceElems(c, a, p, count, 4)) << plan::name(a) << " p=" << p << " n=" << count;
+      }
+}
+
+TEST(Replay, DeadlockAndSizeErrors) {
+  plan::Plan pl;
+  pl.nranks = 2;
+  pl.count = 4;
+  pl.ranks.resize(2);
+  pl.ranks[1].push_back({plan::OpKind::Recv, 0, 0, {}, {plan::Buf::Output, 0, 4}});
+  const Topology t(switchOf(2));
+  EXPECT_THROW(replay(pl, t), std::runtime_error);
+  EXPECT_THROW(replay(plan::allReduceRing(4, 16), t), std::invalid_argument);
+}
+
+TEST(Replay, ManyRanksStaysExact) {
+  // 512 ranks, ring, a switch: exact against the closed form (a scalability smoke test, not a timing).
+  const int p = 512;
+  TopologySpec s = switchOf(p, 0.5, 100);
+  const Topology t(s);
+  const std::int64_t count = std::int64_t{p} * 256;
+  ReplayOptions o;
+  o.sliceElems = -1;
+  const Micros closed = predict({Collective::AllReduce, Algorithm::Ring, p, count, 4, 0},
+                                {1.0, inverseBandwidth(100), 0, 0});
+  EXPECT_NEAR(replay(plan::allReduceRing(p, count), t, o).time, closed, 1e-9 * closed);
+}

@@ -1,0 +1,159 @@
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "sim/presets.h"
+#include "sim/topology.h"
+#include "sim/topology_json.h"
+
+using namespace cclab::sim;
+using nlohmann::json;
+
+namespace {
+
+std::string errorOf(const json& j) {
+  try {
+    parseTopology(j);
+  } catch (const TopologyError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+json validSwitch() {
+  return json::parse(R"({"name":"t","kind":"switch","ranks":4,"classes":{"link":{"latency_us":1,"bandwidth_gbps":10}}})");
+}
+
+}  // namespace
+
+TEST(Topology, PresetsExpandAndRoute) {
+  for (const auto& name : presetNames()) {
+    const auto spec = findPreset(name);
+    ASSERT_TRUE(spec.has_value()) << name;
+    const Topology t(*spec);
+    EXPECT_GE(t.nranks(), 2) << name;
+    for (int r = 1; r < t.nranks(); ++r) EXPECT_FALSE(t.route(0, r).resources.empty()) << name;
+  }
+}
+
+TEST(Topology, DgxRouteCrossesTheSwitchOnce) {
+  const Topology t(*findPreset("dgx-h100"));
+  const Route r = t.route(0, 5);
+  ASSERT_EQ(r.resources.size(), 2U);
+  EXPECT_EQ(t.resources()[r.resources[0]].name, "rank0->switch");
+  EXPECT_EQ(t.resources()[r.resources[1]].name, "switch->rank5");
+  EXPECT_NEAR(r.bottleneck, 450 * 0.85, 1e-9);
+  EXPECT_NEAR(r.latency, 0.7, 1e-12);
+}
+
+TEST(Topology, ClusterRoutesIntraOverNvlinkInterOverNics) {
+  auto spec = resized(*findPreset("cluster"), 0, 2, 8);
+  spec.nicsPerNode = 4;
+  const Topology t(spec);
+  ASSERT_EQ(t.nranks(), 16);
+  const Route intra = t.route(0, 1);
+  for (int id : intra.resources) EXPECT_EQ(t.resources()[id].cls, "intra");
+  const Route inter = t.route(1, 9);
+  ASSERT_EQ(inter.resources.size(), 4U);
+  EXPECT_EQ(t.resources()[inter.resources[1]].name, "node0.nic0->fabric");
+  EXPECT_EQ(t.resources()[inter.resources[2]].name, "fabric->node1.nic0");
+}
+
+TEST(Topology, HostRoutesThroughTheSharedMemory) {
+  const Topology t(resized(*findPreset("host"), 4));
+  const Route r = t.route(2, 3);
+  ASSERT_EQ(r.resources.size(), 3U);
+  EXPECT_EQ(t.resources()[r.resources[1]].name, "memory");
+  EXPECT_NEAR(r.bottleneck, 25.5, 1e-12);
+  // 4 threads on 2 cores: each reduces at half speed.
+  EXPECT_NEAR(t.reduceCost(), 2 * inverseBandwidth(8), 1e-18);
+}
+
+TEST(Topology, JsonRoundTrip) {
+  for (const auto& name : presetNames()) {
+    const auto spec = *findPreset(name);
+    EXPECT_EQ(parseTopology(toJson(spec)), spec) << name;
+  }
+}
+
+TEST(Topology, PresetFilesMatchBuiltins) {
+  for (const auto& name : presetNames()) {
+    const std::string path = std::string(CCLAB_SOURCE_DIR) + "/sim/topologies/" + name + ".json";
+    ASSERT_TRUE(std::filesystem::exists(path)) << path;
+    EXPECT_EQ(loadTopologyFile(path), *findPreset(name)) << path << " differs from the preset; regenerate with cclab-sim topo";
+  }
+}
+
+TEST(Topology, GraphFile) {
+  const auto j = json::parse(R"({"kind":"graph","ranks":3,
+    "nodes":[{"name":"sw","class":"backplane"}],
+    "links":[{"a":"rank0","b":"sw","class":"l"},{"a":"rank1","b":"sw","class":"l"},{"a":"rank2","b":"rank1","class":"l"}],
+    "classes":{"l":{"latency_us":1,"bandwidth_gbps":10},"backplane":{"bandwidth_gbps":15}}})");
+  const Topology t(parseTopology(j));
+  const Route r = t.route(0, 1);
+  ASSERT_EQ(r.resources.size(), 3U);  // link, backplane, link
+  EXPECT_EQ(t.resources()[r.resources[1]].name, "sw");
+  EXPECT_THROW(t.route(0, 2), TopologyError);  // rank1 does not forward
+}
+
+TEST(Topology, BadFilesNameTheField) {
+  auto j = validSwitch();
+  EXPECT_EQ(errorOf(j), "");
+  j.erase("kind");
+  EXPECT_NE(errorOf(j).find("'kind'"), std::string::npos);
+  j = validSwitch();
+  j["kind"] = "torus";
+  EXPECT_NE(errorOf(j).find("'kind'"), std::string::npos);
+  j = validSwitch();
+  j["ranks"] = 0;
+  EXPECT_NE(errorOf(j).find("'ranks'"), std::string::npos);
+  j = validSwitch();
+  j["ranks"] = "eight";
+  EXPECT_NE(errorOf(j).find("'ranks'"), std::string::npos);
+  j = validSwitch();
+  j["classes"]["link"]["bandwidth_gbps"] = -3;
+  EXPECT_NE(errorOf(j).find("'classes.link.bandwidth_gbps'"), std::string::npos);
+  j = validSwitch();
+  j["classes"]["link"]["latency_us"] = "fast";
+  EXPECT_NE(errorOf(j).find("'classes.link.latency_us'"), std::string::npos);
+  j = validSwitch();
+  j["classes"].erase("link");
+  j["classes"]["nvlink"] = {{"bandwidth_gbps", 1}};
+  EXPECT_NE(errorOf(j).find("'classes.link'"), std::string::npos);
+  j = validSwitch();
+  j["bandwith"] = 3;  // a typo
+  EXPECT_NE(errorOf(j).find("'bandwith'"), std::string::npos);
+  j = validSwitch();
+  j["protocol_efficiency"] = 1.5;
+  EXPECT_NE(errorOf(j).find("'protocol_efficiency'"), std::string::npos);
+  j = validSwitch();
+  j["compute"] = {{"reduce_gbps", -1}};
+  EXPECT_NE(errorOf(j).find("'compute.reduce_gbps'"), std::string::npos);
+  const auto g = json::parse(R"({"kind":"graph","ranks":2,"links":[{"a":"rank0","b":"rank9","class":"l"}],
+                                 "classes":{"l":{"bandwidth_gbps":1}}})");
+  EXPECT_NE(errorOf(g).find("'links[0].b'"), std::string::npos);
+  const auto c = json::parse(R"({"kind":"cluster","nodes":2,"gpus_per_node":8,"nics_per_node":9,
+     "classes":{"intra":{"bandwidth_gbps":1},"pcie":{"bandwidth_gbps":1},"nic":{"bandwidth_gbps":1}}})");
+  EXPECT_NE(errorOf(c).find("'nics_per_node'"), std::string::npos);
+}
+
+TEST(Topology, BadFileOnDiskNamesFileAndField) {
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_bad_topo.json";
+  {
+    std::ofstream(path) << R"({"kind":"switch","ranks":4,"classes":{"link":{"bandwidth_gbps":0}}})";
+  }
+  try {
+    loadTopologyFile(path.string());
+    FAIL() << "accepted a zero bandwidth";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+    EXPECT_NE(std::string(e.what()).find("classes.link.bandwidth_gbps"), std::string::npos);
+  }
+  {
+    std::ofstream(path) << "{not json";
+  }
+  EXPECT_THROW(loadTopologyFile(path.string()), TopologyError);
+  std::filesystem::remove(path);
+  EXPECT_THROW(resolveTopology("no-such-preset-or-file"), TopologyError);
+}
