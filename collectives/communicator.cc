@@ -69,7 +69,7 @@ void Communicator::reduce(int rank, const void* send, void* recv, std::int64_t c
 }
 
 bool backendAvailable(Backend b, std::string* why) {
-  auto no = [&](const char* reason) {
+  [[maybe_unused]] auto no = [&](const char* reason) {
     if (why) *why = reason;
     return false;
   };

@@ -17,6 +17,9 @@ inline constexpr int kThreads = 512;          // threads per block: 16 warps hid
 inline constexpr int kPackBytes = 16;         // one vector load or store (uint4)
 inline constexpr int kUnroll = 4;             // independent 16-byte loads in flight per source
 inline constexpr int kBlocksPerSm = 2;        // 2 x 512 threads: half of an H100/H200 SM's 2048
+// The low-latency kernel's blocks: 256 threads leave it 255 registers a thread (no spills with both
+// its copy and reduce paths inlined); it scales with blocks per rank instead.
+inline constexpr int kLlThreads = 256;
 inline constexpr std::int64_t kBlockIterBytes = std::int64_t{kThreads} * kPackBytes * kUnroll;  // 32 KiB
 // The low-latency kernel adds a block for each this many bytes of its largest step: below it one
 // block's handshake costs less than splitting the work.
@@ -33,7 +36,7 @@ LaunchGeometry reduceCopyGeometry(std::int64_t bytes, int smCount, int ranksOnDe
 
 struct LowLatencyGeometry {
   int blocksPerRank = 1;
-  int threads = kThreads;
+  int threads = kLlThreads;
   [[nodiscard]] int gridBlocks(int ranksOnDevice) const { return blocksPerRank * ranksOnDevice; }
 };
 

@@ -1,0 +1,183 @@
+#include "collectives/cuda/cuda_communicator.h"
+
+#include <algorithm>
+#include <chrono>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "collectives/cuda/buffer_alias.h"
+#include "collectives/cuda/cuda_check.h"
+#include "collectives/cuda/cuda_context.h"
+#include "collectives/cuda/ordering.h"
+#include "collectives/cuda/plan_cache.h"
+#include "collectives/cuda/rendezvous.h"
+#include "collectives/cuda/slicing.h"
+
+namespace cclab::cuda {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+bool reducesInto(plan::Collective c, bool isRoot) {
+  return c == plan::Collective::AllReduce || c == plan::Collective::ReduceScatter ||
+         (c == plan::Collective::Reduce && isRoot);
+}
+
+class CudaCommunicator final : public Communicator {
+ public:
+  explicit CudaCommunicator(const CommConfig& config)
+      : context_(config.nranks, config.order != "events"), ordering_(makeOrdering(config.order, context_)),
+        rendezvous_(config.nranks) {}
+
+  Backend backend() const override { return Backend::Cuda; }
+  int nranks() const override { return context_.nranks(); }
+  std::string description() const override {
+    const DeviceMap& map = context_.map();
+    std::string d = "cuda: " + std::to_string(nranks()) + " ranks on " + context_.devices().describe();
+    if (map.maxRanksPerDevice() > 1) d += ", up to " + std::to_string(map.maxRanksPerDevice()) + " virtual ranks per device";
+    return d + ", order=" + ordering_->name();
+  }
+
+  void run(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) override {
+    rendezvous_.arrive(rank, args, buffers, options,
+                       [this](const CollectiveArgs& a, std::span<const RankBuffers> b, const CollectiveOptions& o) {
+                         std::lock_guard lock(issueMutex_);
+                         issue(a, b, o);
+                       });
+  }
+
+  void runGroup(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) override {
+    std::lock_guard lock(issueMutex_);
+    issue(args, buffers, options);
+  }
+
+  void synchronize() override {
+    // Bound: every call queued since the last synchronize may take its timeout (and its straggler's
+    // delay); the ll kernel's own spins time out first and report who they waited for.
+    std::chrono::milliseconds timeout;
+    std::chrono::microseconds delay;
+    {
+      std::lock_guard lock(issueMutex_);
+      const auto calls = std::max<std::int64_t>(1, callsSinceSync_);
+      timeout = lastTimeout_ * calls;
+      delay = lastStragglerDelay_ * calls;
+      callsSinceSync_ = 0;
+    }
+    constexpr auto kDrainMargin = std::chrono::seconds(1);
+    const auto deadline = Clock::now() + timeout + delay + kDrainMargin;
+    for (int r = 0; r < nranks(); ++r) {
+      RankState& rs = context_.rank(r);
+      DeviceGuard guard(rs.device());
+      for (int polls = 0;; ++polls) {
+        const cudaError_t status = cudaStreamQuery(rs.stream());
+        if (status == cudaSuccess) break;
+        if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
+        if (Clock::now() > deadline)
+          throw TimeoutError("cuda: rank " + std::to_string(r) + "'s stream did not drain within " +
+                             std::to_string(timeout.count()) + " ms");
+        constexpr int kSpinPolls = 10000;  // poll hard first (latency), then let the cores go
+        if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+    std::lock_guard lock(issueMutex_);
+    ordering_->checkErrors();
+  }
+
+  Buffer allocate(int rank, std::size_t bytes) override {
+    const int device = context_.rank(checkRank(rank)).device();
+    DeviceGuard guard(device);
+    void* p = nullptr;
+    if (bytes > 0) CCLAB_CUDA_CHECK(cudaMalloc(&p, bytes));
+    return Buffer(p, bytes, [device](void* q) { DeviceMemoryTraits::destroy(device, q); });
+  }
+  void copyToRank(int rank, void* dst, const void* hostSrc, std::size_t bytes) override { copy(rank, dst, hostSrc, bytes); }
+  void copyFromRank(int rank, void* hostDst, const void* src, std::size_t bytes) override { copy(rank, hostDst, src, bytes); }
+
+ private:
+  int checkRank(int rank) const {
+    if (rank < 0 || rank >= nranks()) throw InvalidArgument("cuda: rank " + std::to_string(rank) + " out of range");
+    return rank;
+  }
+
+  void copy(int rank, void* dst, const void* src, std::size_t bytes) {
+    RankState& rs = context_.rank(checkRank(rank));
+    if (bytes == 0) return;
+    DeviceGuard guard(rs.device());
+    CCLAB_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDefault, rs.stream()));
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(rs.stream()));
+  }
+
+  void issue(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
+    const int p = nranks();
+    if (static_cast<int>(buffers.size()) != p)
+      throw InvalidArgument("cuda: runGroup needs " + std::to_string(p) + " buffer pairs, got " + std::to_string(buffers.size()));
+    const plan::Algorithm algo = resolve(args, options.algorithm);
+    checkArgs(args, p, algo);
+    const std::size_t elem = sizeOf(args.type);
+    const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+
+    PlanRequest req{args.collective, algo, p, args.count, args.root,
+                    sliceElemsFor(options.sliceBytes, elem, context_.map().devicesUsed()), {}};
+    req.aliases.reserve(static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) {
+      const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
+      const bool needOutput = args.collective != plan::Collective::Reduce || r == args.root;
+      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
+        throw InvalidArgument("cuda: rank " + std::to_string(r) + " passed a null buffer");
+      req.aliases.push_back(detectAlias(args.collective, r, args.count, elem, b.send, b.recv, counts.input, counts.output));
+    }
+
+    PreparedCall call;
+    call.planKey = req.key();
+    call.lowered = plans_.get(req);
+    call.type = args.type;
+    call.op = args.op;
+    call.timeoutNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.timeout).count());
+    if (options.straggler.rank >= 0 && options.straggler.rank < p && options.straggler.delay.count() > 0) {
+      call.stragglerRank = options.straggler.rank;
+      call.stragglerDelayNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.straggler.delay).count());
+    }
+    const LoweredPlan& lp = *call.lowered;
+    for (int r = 0; r < p; ++r) {  // memory and events first: nothing may allocate during a capture
+      RankState& rs = context_.rank(r);
+      const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
+      RankPointers ptrs;
+      ptrs.base[static_cast<int>(plan::Buf::Input)] = const_cast<void*>(b.send);  // only read through
+      ptrs.base[static_cast<int>(plan::Buf::Output)] = b.recv;
+      ptrs.base[static_cast<int>(plan::Buf::Scratch)] = rs.scratch(static_cast<std::size_t>(lp.scratchCount) * elem);
+      if (!context_.devices().allDirect()) rs.staging(static_cast<std::size_t>(lp.maxStepElems) * elem);
+      rs.reserveStepEvents(lp.ranks[static_cast<std::size_t>(r)].steps.size());
+      for (int buf = 0; buf < 3; ++buf)
+        if ((lp.usedBuffers[static_cast<std::size_t>(r)] >> buf & 1U) && !ptrs.base[buf])
+          throw InvalidArgument("cuda: rank " + std::to_string(r) + " passed a null " +
+                                std::string(plan::name(static_cast<plan::Buf>(buf))) + " buffer that the plan uses");
+      call.pointers.push_back(ptrs);
+      const bool avg = args.op == ReduceOp::Avg && reducesInto(args.collective, r == args.root);
+      call.avg.push_back(avg ? AvgFinish{b.recv, counts.output} : AvgFinish{});
+    }
+    ordering_->run(call);
+    ++callsSinceSync_;
+    lastTimeout_ = options.timeout;
+    lastStragglerDelay_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::nanoseconds(call.stragglerDelayNs));
+  }
+
+  CudaContext context_;
+  std::unique_ptr<Ordering> ordering_;
+  Rendezvous rendezvous_;
+  LoweredPlanCache plans_;
+  std::mutex issueMutex_;
+  std::chrono::milliseconds lastTimeout_{30000};
+  std::chrono::microseconds lastStragglerDelay_{0};
+  std::int64_t callsSinceSync_ = 0;
+};
+
+}  // namespace
+
+bool cudaAvailable(std::string* why) { return visibleDeviceCount(why) > 0; }
+
+std::unique_ptr<Communicator> makeCudaCommunicator(const CommConfig& config) {
+  return std::make_unique<CudaCommunicator>(config);
+}
+
+}  // namespace cclab::cuda

@@ -1,0 +1,185 @@
+// The low-latency ordering's persistent kernel (see ll_kernel.h for the protocol).
+#include "collectives/cuda/cuda_check.h"
+#include "collectives/cuda/ll_kernel.h"
+#include "collectives/cuda/reduce_copy.cuh"
+
+namespace cclab::cuda {
+namespace {
+
+__device__ inline unsigned long long globalTimer() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__device__ inline unsigned long long loadAcquire(const unsigned long long* p, bool sys) {
+  unsigned long long v;
+  if (sys)
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  else
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ inline unsigned int loadAcquire32(const unsigned int* p, bool sys) {
+  unsigned int v;
+  if (sys)
+    asm volatile("ld.acquire.sys.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  else
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+  return v;
+}
+__device__ inline void storeRelease(unsigned long long* p, unsigned long long v, bool sys) {
+  if (sys)
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+  else
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+__device__ inline void fence(bool sys) {
+  if (sys)
+    __threadfence_system();
+  else
+    __threadfence();
+}
+
+// Bounded spinning for one thread: past the deadline it reports and raises the abort word.
+class Spinner {
+ public:
+  __device__ Spinner(const LlKernelParams& p, int rank)
+      : p_(p), rank_(rank), deadline_(globalTimer() + p.timeoutNs) {}
+
+  // Waits until *word >= target; false on timeout or abort.
+  __device__ bool waitAtLeast(const unsigned long long* word, unsigned long long target, int waitedRank, int waitedStep) {
+    const bool sys = p_.systemScope != 0;
+    for (unsigned int i = 0; loadAcquire(word, sys) < target; ++i)
+      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waitedRank, waitedStep)) return false;
+    return true;
+  }
+  __device__ bool waitAtLeast32(const unsigned int* word, unsigned int target, int waitedRank, int waitedStep) {
+    const bool sys = p_.systemScope != 0;
+    for (unsigned int i = 0; loadAcquire32(word, sys) < target; ++i)
+      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waitedRank, waitedStep)) return false;
+    return true;
+  }
+
+ private:
+  static constexpr unsigned int kCheckEvery = 63;  // poll abort and clock every 64 spins
+
+  __device__ bool stillOk(int waitedRank, int waitedStep) {
+    if (*static_cast<volatile unsigned int*>(p_.abortFlag) != 0) return false;
+    if (globalTimer() < deadline_) return true;
+    if (atomicCAS(p_.abortFlag, 0U, 1U) == 0U) {  // the first on this device reports
+      volatile LlErrorReport* r = p_.report;
+      r->rank = rank_;
+      r->waitedRank = waitedRank;
+      r->waitedStep = waitedStep;
+      __threadfence_system();
+      r->flag = 1U;
+      __threadfence_system();
+    }
+    return false;
+  }
+
+  const LlKernelParams& p_;
+  int rank_;
+  unsigned long long deadline_;
+};
+
+template <class E, class Op>
+__global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_constant__ LlKernelParams p) {
+  using S = typename E::Storage;
+  __shared__ int ok;
+  const int li = static_cast<int>(blockIdx.x) / p.blocksPerRank;
+  const int bi = static_cast<int>(blockIdx.x) % p.blocksPerRank;
+  const LlRankSlot slot = p.local[li];
+  const int rank = slot.rank;
+  const bool sys = p.systemScope != 0;
+  const unsigned long long base = p.seq << 32;
+  const bool leader = bi == 0 && threadIdx.x == 0;
+  Spinner spin(p, rank);
+
+  if (leader) {  // this rank starts (late, if it is the straggler)
+    if (rank == p.stragglerRank) {  // arrives late, but not after the others gave up
+      const unsigned long long t0 = globalTimer();
+      while (globalTimer() - t0 < p.stragglerDelayNs && *static_cast<volatile unsigned int*>(p.abortFlag) == 0)
+        __nanosleep(256);
+    }
+    storeRelease(p.progress[rank], base, sys);
+  }
+
+  for (int i = 0; i < slot.stepCount; ++i) {
+    const LlStep s = p.steps[slot.stepBegin + i];
+    if (threadIdx.x == 0) {
+      bool good = spin.waitAtLeast(p.progress[rank], base + static_cast<unsigned>(i), rank, i - 1);
+      for (int w = 0; good && w < s.waitCount; ++w) {
+        const LlWait wait = p.waits[s.waitBegin + w];
+        good = spin.waitAtLeast(p.progress[wait.rank], base + static_cast<unsigned>(wait.step + 1), wait.rank, wait.step);
+      }
+      ok = good;
+    }
+    __syncthreads();
+    if (!ok) return;
+    const std::int64_t worker = std::int64_t{bi} * blockDim.x + threadIdx.x;
+    const std::int64_t nworkers = std::int64_t{p.blocksPerRank} * blockDim.x;
+    auto* dst = static_cast<S*>(p.base[rank][s.dstBuf]) + s.dstOff;
+    const auto* src = static_cast<const S*>(p.base[s.srcRank][s.srcBuf]) + s.srcOff;
+    if (s.reduce) {
+      const auto* local = static_cast<const S*>(p.base[rank][s.localBuf]) + s.localOff;
+      device::reduceCopy<E, Op, true>(dst, local, src, s.count, worker, nworkers);
+    } else {
+      device::reduceCopy<E, Op, false>(dst, nullptr, src, s.count, worker, nworkers);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      fence(sys);
+      const unsigned long long done = base + static_cast<unsigned>(i + 1);
+      if (p.blocksPerRank == 1) {
+        storeRelease(p.progress[rank], done, sys);
+      } else {
+        atomicAdd(p.arrive + li, 1U);
+        if (bi == 0 &&
+            spin.waitAtLeast32(p.arrive + li, static_cast<unsigned>((i + 1) * p.blocksPerRank), rank, i))
+          storeRelease(p.progress[rank], done, sys);
+      }
+    }
+  }
+
+  if (leader) {  // the caller may reuse this rank's buffers once its readers are done
+    bool good = true;
+    for (int w = 0; good && w < slot.finalCount; ++w) {
+      const LlWait wait = p.waits[slot.finalBegin + w];
+      good = spin.waitAtLeast(p.progress[wait.rank], base + static_cast<unsigned>(wait.step + 1), wait.rank, wait.step);
+    }
+    if (p.blocksPerRank > 1) p.arrive[li] = 0;  // every block arrived at the last step
+  }
+}
+
+template <class F>
+void withKernel(DataType type, ReduceOp op, F&& f) {
+  device::dispatchType(type, [&](auto elem) {
+    device::dispatchOp(op, [&](auto opTag) { f(&lowLatencyKernel<decltype(elem), decltype(opTag)>); });
+  });
+}
+
+}  // namespace
+
+int lowLatencyMaxResidentBlocks(DataType type, ReduceOp op, int smCount) {
+  int perSm = 0;
+  withKernel(type, op, [&](auto kernel) {
+    CCLAB_CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&perSm, kernel, kLlThreads, 0));
+  });
+  return perSm * smCount;
+}
+
+void launchLowLatency(cudaStream_t stream, DataType type, ReduceOp op, const LlKernelParams& params,
+                      LowLatencyGeometry grid) {
+  const int blocks = grid.gridBlocks(params.nLocal);
+  if (blocks <= 0) return;
+  withKernel(type, op, [&](auto kernel) {
+    void* args[] = {const_cast<LlKernelParams*>(&params)};
+    CCLAB_CUDA_CHECK(cudaLaunchCooperativeKernel(reinterpret_cast<const void*>(kernel), dim3(blocks), dim3(grid.threads),
+                                                 args, 0, stream));
+    CCLAB_CUDA_CHECK_LAUNCH();
+  });
+}
+
+}  // namespace cclab::cuda

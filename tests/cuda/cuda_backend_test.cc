@@ -1,0 +1,300 @@
+// The CUDA backend against the exact reference (core/test_data.h): every algorithm and ordering
+// (events, graph, ll), K = 1..8 virtual ranks, every type and op, odd counts, in place, slices,
+// repeated calls (graph replays), per-rank calls, timeouts, the straggler. Every test skips with a
+// message when no CUDA device is visible (cudaGetDeviceCount).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <thread>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/core/test_data.h"
+
+namespace cclab {
+namespace {
+
+using plan::Algorithm;
+using plan::Collective;
+
+#define CCLAB_REQUIRE_GPU()                                                                          \
+  do {                                                                                               \
+    std::string why;                                                                                 \
+    if (!backendAvailable(Backend::Cuda, &why)) GTEST_SKIP() << "GPU test skipped: " << why;         \
+  } while (false)
+
+const char* const kOrders[] = {"events", "graph", "ll"};
+const Algorithm kAllReduceAlgorithms[] = {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree,
+                                          Algorithm::HalvingDoubling};
+
+struct Case {
+  Collective collective = Collective::AllReduce;
+  Algorithm algorithm = Algorithm::Ring;
+  std::int64_t count = 0;
+  DataType type = DataType::Float32;
+  ReduceOp op = ReduceOp::Sum;
+  bool inPlace = false;
+  std::size_t sliceBytes = 0;
+  int repeats = 1;
+};
+
+std::string describe(const Case& c, int p, const std::string& order) {
+  return std::string(plan::name(c.collective)) + "/" + std::string(plan::name(c.algorithm)) + " order=" + order +
+         " p=" + std::to_string(p) + " n=" + std::to_string(c.count) + " " + std::string(name(c.type)) + "/" +
+         std::string(name(c.op)) + (c.inPlace ? " in place" : "") + " slice=" + std::to_string(c.sliceBytes);
+}
+
+// One group call (repeated c.repeats times, inputs refilled) on device buffers; returns the number
+// of wrong elements over all ranks after the last.
+std::size_t wrongAfter(Communicator& comm, const Case& c, std::uint64_t seed) {
+  const int p = comm.nranks();
+  const int root = p - 1;
+  const std::size_t w = sizeOf(c.type);
+  const plan::BufferCounts counts = plan::bufferCounts(c.collective, p, c.count);
+  const DataSpec spec{c.type, c.op, p, seed};
+  const std::size_t big = static_cast<std::size_t>(std::max(counts.input, counts.output)) * w;
+  const std::vector<unsigned char> poison(big + 16, 0xCD);
+  std::vector<Buffer> in, out;
+  std::vector<RankBuffers> bufs(static_cast<std::size_t>(p));
+  std::vector<unsigned char> host(static_cast<std::size_t>(counts.input) * w + 1);
+  for (int r = 0; r < p; ++r) {
+    out.push_back(comm.allocate(r, big + 16));
+    auto* o = static_cast<unsigned char*>(out.back().data());
+    if (c.inPlace) {
+      const auto inOff = static_cast<std::size_t>(plan::inPlaceInputOffset(c.collective, r, c.count)) * w;
+      const auto outOff = static_cast<std::size_t>(plan::inPlaceOutputOffset(c.collective, r, c.count)) * w;
+      bufs[r] = {o + inOff, o + outOff};
+    } else {
+      in.push_back(comm.allocate(r, static_cast<std::size_t>(counts.input) * w + 16));
+      bufs[r] = {in.back().data(), o};
+    }
+  }
+  CollectiveOptions opt;
+  opt.algorithm = c.algorithm;
+  opt.sliceBytes = c.sliceBytes;
+  opt.timeout = std::chrono::seconds(20);
+  for (int rep = 0; rep < c.repeats; ++rep) {
+    for (int r = 0; r < p; ++r) {
+      comm.copyToRank(r, out[r].data(), poison.data(), big + 16);
+      fillInput(spec, r, 0, static_cast<std::size_t>(counts.input), host.data());
+      comm.copyToRank(r, const_cast<void*>(bufs[r].send), host.data(), static_cast<std::size_t>(counts.input) * w);
+    }
+    comm.runGroup({c.collective, c.count, c.type, c.op, root}, bufs, opt);
+    comm.synchronize();
+  }
+  std::size_t wrong = 0;
+  const auto n = static_cast<std::size_t>(c.count);
+  std::vector<unsigned char> want(static_cast<std::size_t>(counts.output) * w), got(want.size());
+  for (int r = 0; r < p; ++r) {
+    if (c.collective == Collective::Reduce && r != root) continue;
+    switch (c.collective) {
+      case Collective::AllReduce:
+      case Collective::Reduce: fillExpectedReduce(spec, 0, n, want.data()); break;
+      case Collective::ReduceScatter: fillExpectedReduce(spec, r * c.count, n, want.data()); break;
+      case Collective::AllGather:
+        for (int q = 0; q < p; ++q) fillInput(spec, q, 0, n, want.data() + q * n * w);
+        break;
+      case Collective::Broadcast: fillInput(spec, root, 0, n, want.data()); break;
+    }
+    comm.copyFromRank(r, got.data(), bufs[r].recv, got.size());
+    wrong += countWrong(c.type, got.data(), want.data(), static_cast<std::size_t>(counts.output));
+  }
+  return wrong;
+}
+
+std::unique_ptr<Communicator> make(int p, const std::string& order) { return makeCommunicator(Backend::Cuda, {p, order}); }
+
+TEST(CudaBackend, SmallCaseForSanitizers) {  // scripts/gpu_check runs this one under compute-sanitizer
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : kOrders) {
+    auto comm = make(4, order);
+    for (Algorithm a : {Algorithm::Ring, Algorithm::HalvingDoubling}) {
+      Case c{Collective::AllReduce, a, 1001, DataType::Float32, ReduceOp::Sum};
+      EXPECT_EQ(wrongAfter(*comm, c, 1), 0u) << describe(c, 4, order);
+      c.type = DataType::Float16;
+      c.op = ReduceOp::Min;
+      c.inPlace = true;
+      EXPECT_EQ(wrongAfter(*comm, c, 2), 0u) << describe(c, 4, order);
+    }
+  }
+}
+
+TEST(CudaBackend, AllReduceEveryAlgorithmOrderAndRankCount) {
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : kOrders)
+    for (int p = 1; p <= 8; ++p) {
+      auto comm = make(p, order);
+      for (Algorithm a : kAllReduceAlgorithms)
+        for (std::int64_t n : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1001}, std::int64_t{65539}}) {
+          const Case c{Collective::AllReduce, a, n};
+          ASSERT_EQ(wrongAfter(*comm, c, static_cast<std::uint64_t>(p * 100 + n)), 0u) << describe(c, p, order);
+        }
+    }
+}
+
+TEST(CudaBackend, EveryTypeAndOp) {
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : {"events", "ll"})
+    for (int p : {3, 8}) {
+      auto comm = make(p, order);
+      for (Algorithm a : {Algorithm::Ring, Algorithm::HalvingDoubling})
+        for (DataType t : kAllDataTypes)
+          for (ReduceOp op : kAllReduceOps) {
+            const Case c{Collective::AllReduce, a, 1001, t, op};
+            EXPECT_EQ(wrongAfter(*comm, c, 7), 0u) << describe(c, p, order);
+          }
+    }
+}
+
+TEST(CudaBackend, InPlaceAndEveryCollective) {
+  CCLAB_REQUIRE_GPU();
+  const std::pair<Collective, Algorithm> shapes[] = {
+      {Collective::AllReduce, Algorithm::Tree},       {Collective::AllReduce, Algorithm::DoubleBinaryTree},
+      {Collective::ReduceScatter, Algorithm::Ring},   {Collective::AllGather, Algorithm::Ring},
+      {Collective::Broadcast, Algorithm::Chain},      {Collective::Broadcast, Algorithm::Tree},
+      {Collective::Reduce, Algorithm::Chain},         {Collective::Reduce, Algorithm::Tree}};
+  for (const char* order : kOrders)
+    for (int p : {1, 2, 3, 5, 8}) {
+      auto comm = make(p, order);
+      for (const auto& [coll, algo] : shapes)
+        for (bool inPlace : {false, true}) {
+          const Case c{coll, algo, 333, DataType::Int32, ReduceOp::Sum, inPlace};
+          EXPECT_EQ(wrongAfter(*comm, c, 3), 0u) << describe(c, p, order);
+        }
+    }
+}
+
+TEST(CudaBackend, SlicesSmallerThanAChunkAndRepeatedCalls) {
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : kOrders)
+    for (int p : {4, 8}) {
+      auto comm = make(p, order);
+      for (std::size_t slice : {std::size_t{64}, std::size_t{4096}})
+        for (Algorithm a : kAllReduceAlgorithms) {
+          const Case c{Collective::AllReduce, a, 10007, DataType::BFloat16, ReduceOp::Max, false, slice, 3};
+          EXPECT_EQ(wrongAfter(*comm, c, 5), 0u) << describe(c, p, order);
+        }
+    }
+}
+
+TEST(CudaBackend, LargeMessagesUseTheVectorPathOnEveryOrder) {
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : kOrders) {
+    auto comm = make(8, order);
+    for (Algorithm a : {Algorithm::Ring, Algorithm::DoubleBinaryTree}) {
+      const Case c{Collective::AllReduce, a, (std::int64_t{1} << 22) + 5, DataType::Float32, ReduceOp::Avg, false, 0, 2};
+      EXPECT_EQ(wrongAfter(*comm, c, 9), 0u) << describe(c, 8, order);
+    }
+  }
+}
+
+TEST(CudaBackend, PerRankCallsFromTheCallersThreads) {
+  CCLAB_REQUIRE_GPU();
+  const int p = 4;
+  const std::int64_t n = 999;
+  for (const char* order : kOrders) {
+    auto comm = make(p, order);
+    const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, 21};
+    std::vector<Buffer> in, out;
+    std::vector<float> host(n);
+    for (int r = 0; r < p; ++r) {
+      in.push_back(comm->allocate(r, n * 4));
+      out.push_back(comm->allocate(r, n * 4));
+      fillInput(spec, r, 0, n, host.data());
+      comm->copyToRank(r, in[r].data(), host.data(), n * 4);
+    }
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r)
+      threads.emplace_back([&, r] { comm->allReduce(r, in[r].data(), out[r].data(), n, DataType::Float32, ReduceOp::Sum); });
+    for (auto& t : threads) t.join();
+    comm->synchronize();
+    std::vector<float> want(n);
+    fillExpectedReduce(spec, 0, n, want.data());
+    for (int r = 0; r < p; ++r) {
+      comm->copyFromRank(r, host.data(), out[r].data(), n * 4);
+      EXPECT_EQ(countWrong(DataType::Float32, host.data(), want.data(), n), 0u) << order << " rank " << r;
+    }
+  }
+}
+
+TEST(CudaBackend, ARankThatNeverArrivesTimesOutNamingIt) {
+  CCLAB_REQUIRE_GPU();
+  auto comm = make(3, "events");
+  std::vector<Buffer> bufs;
+  for (int r = 0; r < 3; ++r) bufs.push_back(comm->allocate(r, 64));
+  CollectiveOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  std::vector<std::string> errors(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        comm->allReduce(r, bufs[r].data(), bufs[r].data(), 16, DataType::Float32, ReduceOp::Sum, o);
+      } catch (const TimeoutError& e) {
+        errors[r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& e : errors) EXPECT_NE(e.find("rank(s) 2"), std::string::npos) << e;
+}
+
+TEST(CudaBackend, LowLatencySpinsAreBoundedAndReportATimeout) {
+  CCLAB_REQUIRE_GPU();
+  auto comm = make(2, "ll");
+  std::vector<Buffer> bufs;
+  for (int r = 0; r < 2; ++r) bufs.push_back(comm->allocate(r, 4096));
+  std::vector<RankBuffers> rb{{bufs[0].data(), bufs[0].data()}, {bufs[1].data(), bufs[1].data()}};
+  CollectiveOptions o;
+  o.timeout = std::chrono::milliseconds(100);
+  o.straggler = {1, std::chrono::milliseconds(1500)};  // rank 1 starts long after rank 0 gives up
+  comm->runGroup({Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0}, rb, o);
+  try {
+    comm->synchronize();
+    FAIL() << "expected a TimeoutError";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("timed out waiting for rank"), std::string::npos) << e.what();
+  }
+  // The flags were reset: the communicator works again.
+  const Case c{Collective::AllReduce, Algorithm::Ring, 1000};
+  EXPECT_EQ(wrongAfter(*comm, c, 4), 0u);
+}
+
+TEST(CudaBackend, StragglerDelaysTheWholeGroup) {
+  CCLAB_REQUIRE_GPU();
+  for (const char* order : kOrders) {
+    auto comm = make(4, order);
+    std::vector<Buffer> bufs;
+    std::vector<RankBuffers> rb;
+    for (int r = 0; r < 4; ++r) {
+      bufs.push_back(comm->allocate(r, 4096));
+      rb.push_back({bufs.back().data(), bufs.back().data()});
+    }
+    CollectiveOptions o;
+    o.straggler = {2, std::chrono::milliseconds(50)};
+    const CollectiveArgs args{Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0};
+    comm->runGroup(args, rb, o);  // warm-up (graph capture, table upload)
+    comm->synchronize();
+    const auto t0 = std::chrono::steady_clock::now();
+    comm->runGroup(args, rb, o);
+    comm->synchronize();
+    EXPECT_GE(std::chrono::steady_clock::now() - t0, std::chrono::milliseconds(50)) << order;
+  }
+}
+
+TEST(CudaBackend, DescribesItselfAndRejectsBadArguments) {
+  CCLAB_REQUIRE_GPU();
+  auto comm = make(8, "graph");
+  const std::string d = comm->description();
+  EXPECT_NE(d.find("cuda: 8 ranks on"), std::string::npos) << d;
+  EXPECT_NE(d.find("order=graph"), std::string::npos) << d;
+  EXPECT_THROW(make(2, "fast"), InvalidArgument);
+  std::vector<RankBuffers> nulls(8);
+  EXPECT_THROW(comm->runGroup({Collective::AllReduce, 10, DataType::Float32, ReduceOp::Sum, 0}, nulls, {}),
+               InvalidArgument);
+  EXPECT_THROW(comm->runGroup({Collective::AllReduce, 10, DataType::Float32, ReduceOp::Sum, 0},
+                              std::span<const RankBuffers>(nulls.data(), 3), {}),
+               InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cclab

@@ -1,0 +1,366 @@
+// Plan lowering, checked three ways on every generator, rank counts 1..9, odd counts, slices, in
+// place and out of place:
+//  - the issue order is a topological order of all steps (no event waited on before it is recorded);
+//  - no race: every pair of steps of different ranks that touch the same element (one writing) is
+//    ordered by the waits (vector clocks), every peer read of a rank's memory comes after that rank
+//    started, and every access to a rank's memory comes before that rank's end (its final waits);
+//  - executing the steps on host memory, in the issue order and in random orders the waits allow,
+//    gives exactly what the plan interpreter (interpret.h) gives.
+// With no race every allowed order gives the same result, so these three together say that the GPU
+// executor, which runs the steps in some allowed order, computes the plan.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <climits>
+#include <map>
+#include <random>
+#include <stdexcept>
+#include <vector>
+
+#include "collectives/cuda/lowering.h"
+#include "collectives/plan/interpret.h"
+
+namespace cclab::cuda {
+namespace {
+
+using plan::Algorithm;
+using plan::Buf;
+using plan::Collective;
+
+struct Shape {
+  Collective collective;
+  Algorithm algorithm;
+};
+
+const Shape kShapes[] = {
+    {Collective::AllReduce, Algorithm::Ring},           {Collective::AllReduce, Algorithm::Tree},
+    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling},
+    {Collective::ReduceScatter, Algorithm::Ring},       {Collective::AllGather, Algorithm::Ring},
+    {Collective::Broadcast, Algorithm::Chain},          {Collective::Broadcast, Algorithm::Tree},
+    {Collective::Reduce, Algorithm::Chain},             {Collective::Reduce, Algorithm::Tree},
+};
+
+// Host memory of every rank, laid out as the executor sees it (in place: input inside output).
+struct Memory {
+  std::vector<std::vector<double>> input, output, scratch;
+  std::vector<BufferAlias> aliases;
+  std::vector<plan::RankBuffers<double>> views;
+
+  Memory(const plan::Plan& p, bool inPlace) {
+    const int n = p.nranks;
+    const plan::BufferCounts c = plan::bufferCounts(p.collective, n, p.count);
+    input.resize(n);
+    output.resize(n);
+    scratch.resize(n);
+    for (int r = 0; r < n; ++r) {
+      const std::int64_t inOff = plan::inPlaceInputOffset(p.collective, r, p.count);
+      const std::int64_t outOff = plan::inPlaceOutputOffset(p.collective, r, p.count);
+      scratch[r].assign(static_cast<std::size_t>(p.scratchCount) + 1, -7.0);
+      std::vector<double> data(static_cast<std::size_t>(c.input));
+      for (std::size_t i = 0; i < data.size(); ++i) data[i] = 1000.0 * r + static_cast<double>(i) + 0.25;
+      plan::RankBuffers<double> v;
+      v.scratch = scratch[r].data();
+      if (!inPlace) {
+        input[r] = data;
+        output[r].assign(static_cast<std::size_t>(c.output) + 1, -1.0);
+        v.input = input[r].data();
+        v.output = output[r].data();
+        aliases.push_back({});
+      } else if (p.collective == Collective::ReduceScatter) {  // output inside input
+        input[r] = data;
+        input[r].push_back(-1.0);
+        v.input = input[r].data();
+        v.output = input[r].data() + outOff;
+        aliases.push_back({BufferAlias::Kind::OutputInInput, outOff});
+      } else {  // input inside output
+        output[r].assign(static_cast<std::size_t>(std::max(c.output, c.input + inOff)) + 1, -1.0);
+        std::copy(data.begin(), data.end(), output[r].begin() + inOff);
+        v.input = output[r].data() + inOff;
+        v.output = output[r].data();
+        aliases.push_back({BufferAlias::Kind::InputInOutput, inOff});
+      }
+      views.push_back(v);
+    }
+  }
+
+  double* at(int rank, const plan::Range& r) const {
+    const auto& v = views[static_cast<std::size_t>(rank)];
+    double* base = r.buf == Buf::Input ? v.input : r.buf == Buf::Output ? v.output : v.scratch;
+    return base + r.offset;
+  }
+
+  // What the collective promises: the output of every rank (root only for Reduce).
+  std::vector<std::vector<double>> results(const plan::Plan& p) const {
+    const plan::BufferCounts c = plan::bufferCounts(p.collective, p.nranks, p.count);
+    std::vector<std::vector<double>> out;
+    for (int r = 0; r < p.nranks; ++r) {
+      if (p.collective == Collective::Reduce && r != p.root) continue;
+      const double* o = views[static_cast<std::size_t>(r)].output;
+      out.emplace_back(o, o + c.output);
+    }
+    return out;
+  }
+};
+
+void execute(const LoweredPlan& lp, const Memory& mem, int rank, const Step& s) {
+  double* dst = mem.at(rank, s.dst);
+  const double* src = mem.at(s.srcRank, s.src);
+  std::vector<double> tmp(src, src + s.count());
+  if (s.kind == StepKind::Reduce) {
+    const double* local = mem.at(rank, s.local);
+    for (std::int64_t i = 0; i < s.count(); ++i) tmp[static_cast<std::size_t>(i)] += local[i];
+  }
+  std::copy(tmp.begin(), tmp.end(), dst);
+  (void)lp;
+}
+
+// Runs the steps in an order the waits allow: the issue order (rng == nullptr) or a random one.
+void runSteps(const LoweredPlan& lp, const Memory& mem, std::mt19937* rng) {
+  if (!rng) {
+    for (const StepRef& ref : lp.issueOrder) execute(lp, mem, ref.rank, lp.ranks[ref.rank].steps[ref.step]);
+    return;
+  }
+  std::vector<std::int32_t> done(lp.nranks, 0);
+  for (;;) {
+    std::vector<int> ready;
+    for (int r = 0; r < lp.nranks; ++r) {
+      const auto& steps = lp.ranks[r].steps;
+      if (done[r] >= static_cast<std::int32_t>(steps.size())) continue;
+      const auto& waits = steps[done[r]].waits;
+      if (std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) { return w.step < done[w.rank]; }))
+        ready.push_back(r);
+    }
+    if (ready.empty()) break;
+    const int r = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(*rng)];
+    execute(lp, mem, r, lp.ranks[r].steps[done[r]]);
+    ++done[r];
+  }
+  for (int r = 0; r < lp.nranks; ++r) ASSERT_EQ(done[r], static_cast<std::int32_t>(lp.ranks[r].steps.size()));
+}
+
+void checkIssueOrder(const LoweredPlan& lp) {
+  std::vector<std::int32_t> issued(lp.nranks, 0);
+  std::size_t total = 0;
+  for (const auto& prog : lp.ranks) total += prog.steps.size();
+  ASSERT_EQ(lp.issueOrder.size(), total);
+  for (const StepRef& ref : lp.issueOrder) {
+    ASSERT_EQ(ref.step, issued[ref.rank]) << "program order";
+    for (const StepRef& w : lp.ranks[ref.rank].steps[ref.step].waits) {
+      ASSERT_NE(w.rank, ref.rank);
+      ASSERT_LT(w.step, issued[w.rank]) << "waits on a step not yet issued";
+      if (w.step == StepRef::kStart)
+        ASSERT_TRUE(lp.ranks[w.rank].startSignals);
+      else
+        ASSERT_TRUE(lp.ranks[w.rank].steps[w.step].signals);
+    }
+    ++issued[ref.rank];
+  }
+}
+
+// Vector clocks: clock[q] = the latest step of rank q known finished (kStart: started; kNever: nothing).
+constexpr std::int32_t kNever = INT_MIN;
+
+void checkNoRace(const LoweredPlan& lp, const Memory& mem) {
+  const int n = lp.nranks;
+  std::vector<std::vector<std::vector<std::int32_t>>> clocks(n);
+  auto startClock = [&](int r) {
+    std::vector<std::int32_t> c(n, kNever);
+    c[r] = StepRef::kStart;
+    return c;
+  };
+  auto clockOf = [&](const StepRef& w) { return w.step == StepRef::kStart ? startClock(w.rank) : clocks[w.rank][w.step]; };
+  auto join = [](std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
+    for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
+  };
+  for (int r = 0; r < n; ++r) clocks[r].resize(lp.ranks[r].steps.size());
+  for (const StepRef& ref : lp.issueOrder) {
+    auto c = ref.step == 0 ? startClock(ref.rank) : clocks[ref.rank][ref.step - 1];
+    for (const StepRef& w : lp.ranks[ref.rank].steps[ref.step].waits) join(c, clockOf(w));
+    c[ref.rank] = ref.step;
+    clocks[ref.rank][ref.step] = c;
+  }
+  std::vector<std::vector<std::int32_t>> endClock(n);
+  for (int r = 0; r < n; ++r) {
+    endClock[r] = lp.ranks[r].steps.empty() ? startClock(r) : clocks[r].back();
+    for (const StepRef& w : lp.ranks[r].finalWaits) join(endClock[r], clockOf(w));
+  }
+
+  struct Access {
+    int rank;
+    std::int32_t step;
+    bool write;
+  };
+  std::map<const double*, std::vector<Access>> byElement;  // real addresses: aliasing included
+  auto touch = [&](int owner, const plan::Range& range, int rank, std::int32_t step, bool write) {
+    const double* p = mem.at(owner, range);
+    for (std::int64_t i = 0; i < range.count; ++i) byElement[p + i].push_back({rank, step, write});
+    if (owner != rank) {
+      const auto& c = clocks[rank][step];
+      EXPECT_GE(c[owner], StepRef::kStart) << "rank " << rank << " step " << step << " reads rank " << owner
+                                           << " before it started";
+      EXPECT_GE(endClock[owner][rank], step) << "rank " << owner << " ends before rank " << rank << " step " << step
+                                             << " read its memory";
+    }
+  };
+  for (int r = 0; r < n; ++r)
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(lp.ranks[r].steps.size()); ++i) {
+      const Step& s = lp.ranks[r].steps[i];
+      touch(s.srcRank, s.src, r, i, false);
+      if (s.kind == StepKind::Reduce) touch(r, s.local, r, i, false);
+      touch(r, s.dst, r, i, true);
+    }
+  for (const auto& [addr, list] : byElement)
+    for (std::size_t a = 0; a < list.size(); ++a)
+      for (std::size_t b = a + 1; b < list.size(); ++b) {
+        const Access &x = list[a], &y = list[b];
+        if (x.rank == y.rank || (!x.write && !y.write)) continue;
+        const bool ordered = clocks[y.rank][y.step][x.rank] >= x.step || clocks[x.rank][x.step][y.rank] >= y.step;
+        EXPECT_TRUE(ordered) << "race: rank " << x.rank << " step " << x.step << (x.write ? " writes" : " reads")
+                             << ", rank " << y.rank << " step " << y.step << (y.write ? " writes" : " reads");
+        if (!ordered) return;
+      }
+}
+
+struct Case {
+  Shape shape;
+  int nranks;
+  std::int64_t count;
+  std::int64_t slice;
+  bool inPlace;
+};
+
+std::string name(const Case& c) {
+  return std::string(plan::name(c.shape.collective)) + "/" + std::string(plan::name(c.shape.algorithm)) + " p=" +
+         std::to_string(c.nranks) + " n=" + std::to_string(c.count) + " slice=" + std::to_string(c.slice) +
+         (c.inPlace ? " in place" : "");
+}
+
+void checkCase(const Case& c) {
+  SCOPED_TRACE(name(c));
+  const int root = c.nranks - 1;
+  const plan::Plan p = plan::makePlan(c.shape.collective, c.shape.algorithm, c.nranks, c.count, root);
+  Memory reference(p, c.inPlace);
+  plan::interpret<double>(p, reference.views, [](double a, double b) { return a + b; }, {c.slice, 0});
+  const auto want = reference.results(p);
+
+  Memory shapeOnly(p, c.inPlace);
+  const LoweredPlan lp = lowerPlan(p, c.slice, shapeOnly.aliases);
+  checkIssueOrder(lp);
+  checkNoRace(lp, shapeOnly);
+
+  {
+    Memory mem(p, c.inPlace);
+    runSteps(lp, mem, nullptr);
+    EXPECT_EQ(mem.results(p), want) << "issue order";
+  }
+  for (unsigned seed = 1; seed <= 3; ++seed) {
+    std::mt19937 rng(seed);
+    Memory mem(p, c.inPlace);
+    runSteps(lp, mem, &rng);
+    EXPECT_EQ(mem.results(p), want) << "random order, seed " << seed;
+  }
+}
+
+TEST(Lowering, EveryGeneratorIsRaceFreeAndComputesThePlan) {
+  for (const Shape& shape : kShapes)
+    for (int p = 1; p <= 9; ++p)
+      for (std::int64_t count : {0, 1, 7, 37})
+        for (std::int64_t slice : {0, 5})
+          for (bool inPlace : {false, true}) {
+            checkCase({shape, p, count, slice, inPlace});
+            if (HasFailure()) return;
+          }
+}
+
+TEST(Lowering, LargerCountsWithSmallSlices) {
+  for (const Shape& shape : kShapes)
+    for (int p : {2, 3, 4, 8}) {
+      checkCase({shape, p, 1001, 64, false});
+      checkCase({shape, p, 1001, 0, true});
+      if (HasFailure()) return;
+    }
+}
+
+TEST(Lowering, RingAllReduceShape) {
+  const int p = 4;
+  const std::int64_t n = 400;
+  const LoweredPlan lp = lowerPlan(plan::allReduceRing(p, n), 0);
+  for (int r = 0; r < p; ++r) {
+    const RankProgram& prog = lp.ranks[r];
+    ASSERT_EQ(prog.steps.size(), 2u * (p - 1));  // p-1 reduce steps, then p-1 copy steps
+    for (int k = 0; k < p - 1; ++k) EXPECT_EQ(prog.steps[k].kind, StepKind::Reduce);
+    for (int k = p - 1; k < 2 * (p - 1); ++k) EXPECT_EQ(prog.steps[k].kind, StepKind::Copy);
+    const int prev = (r + p - 1) % p;
+    EXPECT_EQ(prog.steps[0].srcRank, prev);
+    EXPECT_EQ(prog.steps[0].waits, (std::vector<StepRef>{{prev, StepRef::kStart}}));  // reads prev's input
+    EXPECT_EQ(prog.steps[1].waits, (std::vector<StepRef>{{prev, 0}}));                 // prev's partial sum
+    EXPECT_TRUE(prog.startSignals);
+    EXPECT_FALSE(prog.finalWaits.empty());  // next still reads its last chunk
+    EXPECT_EQ(prog.finalWaits.front().rank, (r + 1) % p);
+  }
+  EXPECT_EQ(lp.maxStepElems, n / p);
+  EXPECT_EQ(lp.stepCount(), static_cast<std::size_t>(p * 2 * (p - 1)));
+}
+
+TEST(Lowering, RingTrafficIsFiveTimesPMinusOneOverPOfTheBufferPerRank) {
+  // Reduce-scatter: p-1 steps reading two chunks and writing one; allgather: p-1 steps reading one
+  // and writing one. Per rank 5(p-1)/p x n elements; over all p ranks 5(p-1) x n (docs/cuda.md).
+  for (int p : {2, 4, 8}) {
+    const std::int64_t n = 1024 * p;
+    const Traffic t = traffic(lowerPlan(plan::allReduceRing(p, n), 0));
+    EXPECT_EQ(t.readElems, 3 * (p - 1) * n);
+    EXPECT_EQ(t.writtenElems, 2 * (p - 1) * n);
+    EXPECT_EQ(t.totalElems(), 5 * (p - 1) * n);
+  }
+}
+
+TEST(Lowering, SlicingMultipliesStepsNotTraffic) {
+  const plan::Plan p = plan::allReduceRing(4, 4000);
+  const LoweredPlan whole = lowerPlan(p, 0), sliced = lowerPlan(p, 100);
+  EXPECT_EQ(sliced.stepCount(), whole.stepCount() * 10);
+  EXPECT_EQ(traffic(sliced).totalElems(), traffic(whole).totalElems());
+  EXPECT_EQ(sliced.maxStepElems, 100);
+}
+
+TEST(Lowering, InPlaceCopiesOntoThemselvesVanish) {
+  const plan::Plan p = plan::allReduceRing(1, 10);  // one rank: a single copy input -> output
+  EXPECT_EQ(lowerPlan(p, 0).stepCount(), 1u);
+  const BufferAlias inPlace{BufferAlias::Kind::InputInOutput, 0};
+  EXPECT_EQ(lowerPlan(p, 0, std::vector<BufferAlias>{inPlace}).stepCount(), 0u);
+}
+
+TEST(Lowering, RecordsWhichBuffersOfEachRankThePlanTouches) {
+  constexpr std::uint8_t kIn = 1U << static_cast<unsigned>(Buf::Input);
+  constexpr std::uint8_t kOut = 1U << static_cast<unsigned>(Buf::Output);
+  const LoweredPlan ring = lowerPlan(plan::allReduceRing(4, 100), 0);
+  for (std::uint8_t used : ring.usedBuffers) EXPECT_EQ(used, kIn | kOut);
+  const LoweredPlan bcast = lowerPlan(plan::broadcastChain(3, 100, 0), 0);
+  EXPECT_TRUE(bcast.usedBuffers[0] & kIn);   // the root's input is read
+  EXPECT_FALSE(bcast.usedBuffers[1] & kIn);  // the others' inputs are not
+  EXPECT_TRUE(bcast.usedBuffers[1] & kOut);
+  EXPECT_EQ(lowerPlan(plan::allReduceRing(4, 0), 0).usedBuffers, std::vector<std::uint8_t>(4, 0));
+}
+
+TEST(Lowering, RejectsUnmatchedAndCyclicPlans) {
+  plan::Plan unmatched;
+  unmatched.nranks = 2;
+  unmatched.count = 4;
+  unmatched.ranks.resize(2);
+  unmatched.ranks[0].push_back({plan::OpKind::Send, 1, 0, {Buf::Input, 0, 4}, {}});
+  EXPECT_THROW(lowerPlan(unmatched, 0), std::logic_error);
+
+  plan::Plan cyclic = unmatched;  // each rank first receives from the other, then sends
+  cyclic.ranks[0] = {{plan::OpKind::Recv, 1, 0, {}, {Buf::Output, 0, 4}},
+                     {plan::OpKind::Send, 1, 1, {Buf::Output, 0, 4}, {}}};
+  cyclic.ranks[1] = cyclic.ranks[0];
+  cyclic.ranks[1][0].peer = 0;
+  cyclic.ranks[1][1].peer = 0;
+  EXPECT_THROW(lowerPlan(cyclic, 0), std::logic_error);
+
+  plan::Plan sizes = unmatched;  // 4 sent, 3 expected
+  sizes.ranks[1].push_back({plan::OpKind::Recv, 0, 0, {}, {Buf::Output, 0, 3}});
+  EXPECT_THROW(lowerPlan(sizes, 0), std::logic_error);
+}
+
+}  // namespace
+}  // namespace cclab::cuda

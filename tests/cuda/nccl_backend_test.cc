@@ -1,0 +1,64 @@
+// The NCCL backend: correct against the exact reference where it runs; with more ranks than devices
+// the factory says "NCCL needs one device per rank" (the benchmark prints N/A). Skips without a GPU
+// or without a loadable NCCL.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/core/test_data.h"
+#include "collectives/cuda/device_set.h"
+
+namespace cclab {
+namespace {
+
+#define CCLAB_REQUIRE_NCCL()                                                  \
+  do {                                                                        \
+    std::string why;                                                          \
+    if (!backendAvailable(Backend::Nccl, &why)) GTEST_SKIP() << "NCCL backend unavailable: " << why; \
+  } while (false)
+
+TEST(NcclBackend, AllReduceEveryTypeAndOpOnAsManyRanksAsDevices) {
+  CCLAB_REQUIRE_NCCL();
+  const int p = cuda::visibleDeviceCount();
+  auto comm = makeCommunicator(Backend::Nccl, {p});
+  const std::int64_t n = 1001;
+  for (DataType t : kAllDataTypes)
+    for (ReduceOp op : kAllReduceOps) {
+      SCOPED_TRACE(std::string(name(t)) + "/" + std::string(name(op)));
+      const DataSpec spec{t, op, p, 11};
+      const std::size_t bytes = static_cast<std::size_t>(n) * sizeOf(t);
+      std::vector<Buffer> in, out;
+      std::vector<RankBuffers> bufs;
+      std::vector<unsigned char> host(bytes);
+      for (int r = 0; r < p; ++r) {
+        in.push_back(comm->allocate(r, bytes));
+        out.push_back(comm->allocate(r, bytes));
+        fillInput(spec, r, 0, static_cast<std::size_t>(n), host.data());
+        comm->copyToRank(r, in.back().data(), host.data(), bytes);
+        bufs.push_back({in.back().data(), out.back().data()});
+      }
+      comm->runGroup({plan::Collective::AllReduce, n, t, op, 0}, bufs, {});
+      comm->synchronize();
+      std::vector<unsigned char> want(bytes);
+      fillExpectedReduce(spec, 0, static_cast<std::size_t>(n), want.data());
+      for (int r = 0; r < p; ++r) {
+        comm->copyFromRank(r, host.data(), out[r].data(), bytes);
+        EXPECT_EQ(countWrong(t, host.data(), want.data(), static_cast<std::size_t>(n)), 0u) << "rank " << r;
+      }
+    }
+}
+
+TEST(NcclBackend, MoreRanksThanDevicesSaysSo) {
+  CCLAB_REQUIRE_NCCL();
+  const int p = cuda::visibleDeviceCount() + 1;
+  try {
+    makeCommunicator(Backend::Nccl, {p});
+    FAIL() << "expected an Error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("NCCL needs one device per rank"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclab

@@ -1,0 +1,105 @@
+// Per-rank calls meeting in the rendezvous: the last rank issues for all, errors reach every rank,
+// a rank that never arrives is named in a TimeoutError, and disagreeing calls are rejected.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+#include "collectives/cuda/rendezvous.h"
+
+namespace cclab::cuda {
+namespace {
+
+CollectiveArgs allReduce(std::int64_t count) { return {plan::Collective::AllReduce, count, DataType::Float32, ReduceOp::Sum, 0}; }
+
+CollectiveOptions withTimeout(std::chrono::milliseconds t) {
+  CollectiveOptions o;
+  o.timeout = t;
+  return o;
+}
+
+TEST(Rendezvous, LastRankIssuesOnceWithEveryRanksBuffers) {
+  constexpr int kRanks = 5;
+  Rendezvous rv(kRanks);
+  std::atomic<int> issues{0};
+  std::vector<int> marks(kRanks);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<std::thread> threads;
+    for (int r = 0; r < kRanks; ++r)
+      threads.emplace_back([&, r] {
+        rv.arrive(r, allReduce(7), {&marks[r], &marks[r]}, withTimeout(std::chrono::seconds(10)),
+                  [&](const CollectiveArgs& a, std::span<const RankBuffers> b, const CollectiveOptions&) {
+                    EXPECT_EQ(a.count, 7);
+                    ASSERT_EQ(b.size(), static_cast<std::size_t>(kRanks));
+                    for (int q = 0; q < kRanks; ++q) EXPECT_EQ(b[q].send, &marks[q]);
+                    ++issues;
+                  });
+      });
+    for (auto& t : threads) t.join();
+  }
+  EXPECT_EQ(issues.load(), 20);
+}
+
+TEST(Rendezvous, AnIssueErrorReachesEveryRank) {
+  constexpr int kRanks = 3;
+  Rendezvous rv(kRanks);
+  std::atomic<int> caught{0};
+  std::vector<std::thread> threads;
+  for (int r = 0; r < kRanks; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        rv.arrive(r, allReduce(1), {}, withTimeout(std::chrono::seconds(10)),
+                  [](const CollectiveArgs&, std::span<const RankBuffers>, const CollectiveOptions&) {
+                    throw InvalidArgument("bad buffers");
+                  });
+      } catch (const InvalidArgument&) {
+        ++caught;
+      }
+    });
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(caught.load(), kRanks);
+}
+
+TEST(Rendezvous, ARankThatNeverArrivesIsNamed) {
+  Rendezvous rv(3);
+  std::vector<std::string> messages(2);
+  std::vector<std::thread> threads;
+  for (int r = 0; r < 2; ++r)
+    threads.emplace_back([&, r] {
+      try {
+        rv.arrive(r, allReduce(1), {}, withTimeout(std::chrono::milliseconds(100)),
+                  [](const CollectiveArgs&, std::span<const RankBuffers>, const CollectiveOptions&) {});
+      } catch (const TimeoutError& e) {
+        messages[r] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const std::string& m : messages) EXPECT_NE(m.find("rank(s) 2"), std::string::npos) << m;
+  // The rendezvous is usable again afterwards.
+  std::atomic<int> issued{0};
+  std::vector<std::thread> again;
+  for (int r = 0; r < 3; ++r)
+    again.emplace_back([&, r] {
+      rv.arrive(r, allReduce(1), {}, withTimeout(std::chrono::seconds(10)),
+                [&](const CollectiveArgs&, std::span<const RankBuffers>, const CollectiveOptions&) { ++issued; });
+    });
+  for (auto& t : again) t.join();
+  EXPECT_EQ(issued.load(), 1);
+}
+
+TEST(Rendezvous, RejectsDisagreeingCallsAndBadRanks) {
+  Rendezvous rv(2);
+  auto noop = [](const CollectiveArgs&, std::span<const RankBuffers>, const CollectiveOptions&) {};
+  std::thread first([&] {
+    EXPECT_THROW(rv.arrive(0, allReduce(4), {}, withTimeout(std::chrono::milliseconds(300)), noop), TimeoutError);
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_THROW(rv.arrive(1, allReduce(5), {}, withTimeout(std::chrono::milliseconds(300)), noop), InvalidArgument);
+  first.join();
+  EXPECT_THROW(rv.arrive(2, allReduce(4), {}, withTimeout(std::chrono::milliseconds(10)), noop), InvalidArgument);
+}
+
+}  // namespace
+}  // namespace cclab::cuda
