@@ -1,6 +1,7 @@
 #include "collectives/host/host_executor.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -34,6 +35,7 @@ HostExecutor::HostExecutor(int nranks) : nranks_(nranks) {
   for (auto& c : channels_) c = std::make_unique<Channel>();
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   spin_ = static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed;
+  if (const char* e = std::getenv("CCLAB_SPIN_US")) spin_ = std::chrono::microseconds(std::atoi(e));
 }
 
 void HostExecutor::fail(const std::string& why) {

@@ -1,0 +1,55 @@
+// The harness's command line: the shared flags (bench/report/common_flags.h) plus data type, op and
+// root (-d -o -r -t), and the cclab-specific --backend --algo --slice --straggler --timeout --order.
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "bench/report/command_line.h"
+#include "bench/report/iteration.h"
+#include "bench/report/sweep.h"
+#include "collectives/communicator.h"
+
+namespace cclab::bench {
+
+struct DataSelection {
+  std::string typeSpec = "float";  // -d: a type name or "all"
+  std::string opSpec = "sum";      // -o: an op name or "all"
+  std::vector<DataType> types{DataType::Float32};
+  std::vector<ReduceOp> ops{ReduceOp::Sum};
+  int root = 0;  // -r
+};
+
+struct CommSelection {
+  std::optional<Backend> backend;  // empty: cuda when available, else host
+  plan::Algorithm algorithm = plan::Algorithm::Auto;
+  std::int64_t sliceBytes = 0;  // 0: the backend's default
+  Straggler straggler;
+  std::chrono::milliseconds timeout{30000};
+  int nranks = 1;
+  std::string order = "events";  // cuda backend only
+};
+
+struct HarnessOptions {
+  SweepOptions sweep;
+  IterationOptions iteration;
+  DataSelection data;
+  CommSelection comm;
+  std::string jsonPath;
+  bool help = false;
+};
+
+// Registers every flag of a *_perf tool on `cli`, writing into `o`.
+void addHarnessFlags(CommandLine& cli, HarnessOptions& o);
+
+// Checks what single flags cannot: sizes, straggler rank and root against -g, algorithm against the
+// collective. Throws UsageError.
+void validate(const HarnessOptions& o, plan::Collective c);
+
+// "3:500" -> rank 3, 500 us; throws UsageError.
+Straggler parseStraggler(std::string_view text);
+
+}  // namespace cclab::bench

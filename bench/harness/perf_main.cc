@@ -1,0 +1,119 @@
+#include "bench/harness/perf_main.h"
+
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <new>
+#include <optional>
+#include <string>
+
+#include "bench/harness/harness_options.h"
+#include "bench/harness/perf_runner.h"
+#include "bench/harness/run_header.h"
+#include "bench/report/collective_shape.h"
+#include "bench/report/json_report.h"
+#include "bench/report/usage_error.h"
+
+namespace cclab::bench {
+namespace {
+
+// One line, whatever the message holds.
+std::string oneLine(std::string s) {
+  for (char& c : s)
+    if (c == '\n' || c == '\r') c = ' ';
+  return s;
+}
+
+int fail(const char* tool, int status, const std::string& message) {
+  std::fflush(stdout);
+  std::fprintf(stderr, "%s: %s\n", tool, oneLine(message).c_str());
+  return status;
+}
+
+Backend chooseBackend(const CommSelection& c) {
+  if (c.backend) return *c.backend;
+  return backendAvailable(Backend::Cuda) ? Backend::Cuda : Backend::Host;
+}
+
+RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend backend, const Communicator& comm,
+                const MachineInfo& machine, const std::string& date, const std::string& command) {
+  RunInfo info;
+  info.collective = std::string(plan::name(collective));
+  info.backend = std::string(name(backend));
+  info.algo = std::string(plan::name(o.comm.algorithm));
+  info.nranks = comm.nranks();
+  info.type = o.data.typeSpec;
+  info.op = reduces(collective) ? o.data.opSpec : "none";
+  info.machine = machine;
+  info.date = date;
+  info.command = command;
+  const IterationOptions& it = o.iteration;
+  info.settings = {{"description", comm.description()},
+                   {"iters", it.iters},
+                   {"warmup_iters", it.warmup},
+                   {"agg_iters", it.aggIters},
+                   {"check", it.check},
+                   {"average", std::string(name(it.average))},
+                   {"iter_bytes", it.iterBytes},
+                   {"slice_bytes", o.comm.sliceBytes},
+                   {"timeout_ms", o.comm.timeout.count()},
+                   {"straggler_rank", o.comm.straggler.rank},
+                   {"straggler_delay_us", o.comm.straggler.delay.count()}};
+  return info;
+}
+
+}  // namespace
+
+int perfMain(int argc, const char* const* argv, plan::Collective collective) {
+  const char* tool = perfToolName(collective);
+  HarnessOptions options;
+  std::optional<JsonReportFile> json;
+  try {
+    CommandLine cli(tool);
+    addHarnessFlags(cli, options);
+    cli.parse(argc, argv);
+    if (options.help) {
+      std::fputs(cli.usage().c_str(), stdout);
+      return kExitOk;
+    }
+    validate(options, collective);
+    if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
+  } catch (const UsageError& e) {
+    return fail(tool, kExitUsage, e.what());
+  }
+
+  const Backend backend = chooseBackend(options.comm);
+  std::string why;
+  if (!backendAvailable(backend, &why))
+    return fail(tool, kExitUsage, std::string(name(backend)) + " backend unavailable: " + why);
+
+  std::setvbuf(stdout, nullptr, _IOLBF, 0);
+  const TablePrinter table(stdout);
+  ResultLog log;
+  try {
+    std::unique_ptr<Communicator> comm;
+    try {
+      CommConfig config;
+      config.nranks = options.comm.nranks;
+      config.order = options.comm.order;
+      comm = makeCommunicator(backend, config);
+    } catch (const InvalidArgument& e) {
+      return fail(tool, kExitUsage, e.what());
+    }
+    const MachineInfo machine = currentMachine();
+    const std::string date = currentDateUtc();
+    printRunHeader(table, tool, options, *comm, machine, date);
+    table.columnHeader();
+    PerfRunner(*comm, collective, options).run(table, log);
+    table.footer(log);
+    if (json) json->write(runInfo(collective, options, backend, *comm, machine, date, commandLineOf(argc, argv)), log);
+  } catch (const std::bad_alloc&) {
+    return fail(tool, kExitFailure, "error: out of memory (buffers for -e " + std::to_string(options.sweep.maxBytes) +
+                                        " on " + std::to_string(options.comm.nranks) + " ranks)");
+  } catch (const std::exception& e) {
+    return fail(tool, kExitFailure, std::string("error: ") + e.what());
+  }
+  return log.failedChecks() ? kExitFailure : kExitOk;
+}
+
+}  // namespace cclab::bench

@@ -1,0 +1,111 @@
+#include "bench/harness/perf_runner.h"
+
+#include <algorithm>
+#include <chrono>
+#include <optional>
+
+namespace cclab::bench {
+namespace {
+
+bool isRooted(plan::Collective c) { return c == plan::Collective::Broadcast || c == plan::Collective::Reduce; }
+
+}  // namespace
+
+bool reduces(plan::Collective c) {
+  return c == plan::Collective::AllReduce || c == plan::Collective::ReduceScatter || c == plan::Collective::Reduce;
+}
+
+PerfRunner::PerfRunner(Communicator& comm, plan::Collective collective, const HarnessOptions& options)
+    : comm_(comm), collective_(collective), options_(options) {
+  callOptions_.algorithm = options.comm.algorithm;
+  callOptions_.sliceBytes = static_cast<std::size_t>(options.comm.sliceBytes);
+  callOptions_.timeout = options.comm.timeout;
+  callOptions_.straggler = options.comm.straggler;
+}
+
+PerfRunner::Sizes PerfRunner::largestBuffers() const {
+  Sizes s;
+  for (DataType t : options_.data.types) {
+    const CollectiveShape shape = shapeOf(collective_, options_.sweep.maxBytes, sizeOf(t), comm_.nranks());
+    const auto w = static_cast<std::int64_t>(sizeOf(t));
+    s.sendBytes = std::max(s.sendBytes, static_cast<std::size_t>(shape.inputCount * w));
+    s.recvBytes = std::max(s.recvBytes, static_cast<std::size_t>(std::max(shape.inputCount, shape.outputCount) * w));
+  }
+  return s;
+}
+
+void PerfRunner::run(const TablePrinter& table, ResultLog& log) {
+  const Sizes largest = largestBuffers();
+  const std::size_t stagingBytes = options_.iteration.check ? std::max(largest.sendBytes, largest.recvBytes) : 0;
+  memory_ = std::make_unique<RunMemory>(RunMemory{
+      RankMemory(comm_, std::max<std::size_t>(largest.sendBytes, 1), std::max<std::size_t>(largest.recvBytes, 1)),
+      HostStaging(stagingBytes)});
+
+  const std::vector<std::int64_t> sizes = sweepSizes(options_.sweep);
+  const std::vector<ReduceOp> noOp{ReduceOp::Sum};
+  for (DataType type : options_.data.types)
+    for (ReduceOp op : reduces(collective_) ? options_.data.ops : noOp) {
+      const CollectiveArgs args{collective_, 0, type, op, isRooted(collective_) ? options_.data.root : 0};
+      for (std::int64_t bytes : sizes) {
+        ResultRow row = measureSize(args, bytes);
+        table.row(row);
+        log.add(std::move(row));
+      }
+    }
+  memory_.reset();
+}
+
+ResultRow PerfRunner::measureSize(const CollectiveArgs& base, std::int64_t bytes) {
+  const CollectiveShape shape = shapeOf(collective_, bytes, sizeOf(base.type), comm_.nranks());
+  CollectiveArgs args = base;
+  args.count = shape.count;
+  ResultRow row;
+  row.sizeBytes = shape.sizeBytes;
+  row.count = shape.count;
+  row.type = std::string(name(args.type));
+  row.redop = reduces(collective_) ? std::string(name(args.op)) : "none";
+  row.root = isRooted(collective_) ? args.root : -1;
+  row.outOfPlace = measure(args, shape, false);
+  row.inPlace = measure(args, shape, true);
+  return row;
+}
+
+Measurement PerfRunner::measure(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace) {
+  const IterationOptions& it = options_.iteration;
+  const ReferenceCheck reference(args, shape, comm_.nranks(), seed_++);
+  if (it.check) reference.writeInputs(comm_, memory_->ranks, inPlace, memory_->staging);
+  const double seconds = runCalls(args, shape, inPlace, it.warmupAt(shape.sizeBytes), it.itersAt(shape.sizeBytes));
+  const Bandwidth bw = bandwidthOf(collective_, shape, sizeOf(args.type), comm_.nranks(), seconds);
+  Measurement m{seconds * 1e6, bw.algBw, bw.busBw, std::nullopt};
+  if (it.check) {
+    // The timed calls may have changed the inputs (in place): start again from fresh data.
+    reference.writeInputs(comm_, memory_->ranks, inPlace, memory_->staging);
+    comm_.runGroup(args, groupBuffers(args, shape, inPlace), callOptions_);
+    comm_.synchronize();
+    m.wrong = reference.countWrongOutputs(comm_, memory_->ranks, inPlace, memory_->staging);
+  }
+  return m;
+}
+
+std::vector<RankBuffers> PerfRunner::groupBuffers(const CollectiveArgs& args, const CollectiveShape& shape,
+                                                  bool inPlace) const {
+  std::vector<RankBuffers> buffers(static_cast<std::size_t>(comm_.nranks()));
+  for (int r = 0; r < comm_.nranks(); ++r)
+    buffers[static_cast<std::size_t>(r)] = memory_->ranks.buffersFor(r, collective_, shape, sizeOf(args.type), inPlace);
+  return buffers;
+}
+
+double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters) {
+  const std::vector<RankBuffers> buffers = groupBuffers(args, shape, inPlace);
+  for (int i = 0; i < warmup; ++i) comm_.runGroup(args, buffers, callOptions_);
+  comm_.synchronize();
+  const int agg = options_.iteration.aggIters;
+  const auto start = std::chrono::steady_clock::now();
+  for (int i = 0; i < iters; ++i)
+    for (int a = 0; a < agg; ++a) comm_.runGroup(args, buffers, callOptions_);
+  comm_.synchronize();
+  const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  return elapsed.count() / (static_cast<double>(iters) * agg);
+}
+
+}  // namespace cclab::bench

@@ -1,0 +1,57 @@
+// The sweep itself: for every type x op x size, time the collective out of place and in place on one
+// communicator and check it against the exact reference, as nccl-tests' TimeTest/BenchTime do:
+//   check on: write inputs; warm up (-w); time -n iterations of -m group calls, synchronizing once
+//   at the end (as nccl-tests: calls are enqueued back to back); then write inputs again, run once,
+//   and count #wrong.
+// Differences from nccl-tests: warm-up runs at every size (not only at the smallest and largest),
+// and buffers are not shifted between iterations.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+
+#include "bench/harness/harness_options.h"
+#include "bench/harness/rank_memory.h"
+#include "bench/harness/reference_check.h"
+#include "bench/report/result.h"
+#include "bench/report/table.h"
+
+namespace cclab::bench {
+
+class PerfRunner {
+ public:
+  PerfRunner(Communicator& comm, plan::Collective collective, const HarnessOptions& options);
+  // Prints each row to `table` as soon as it is measured and adds it to `log`. Throws what the
+  // communicator throws (TimeoutError, ...): rows measured until then stay in `log`.
+  void run(const TablePrinter& table, ResultLog& log);
+
+ private:
+  struct Sizes {
+    std::size_t sendBytes = 0;
+    std::size_t recvBytes = 0;
+  };
+  [[nodiscard]] Sizes largestBuffers() const;
+  [[nodiscard]] ResultRow measureSize(const CollectiveArgs& args, std::int64_t bytes);
+  [[nodiscard]] Measurement measure(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace);
+  [[nodiscard]] std::vector<RankBuffers> groupBuffers(const CollectiveArgs& args, const CollectiveShape& shape,
+                                                    bool inPlace) const;
+  // Runs `warmup` untimed then `iters` timed iterations; returns seconds per collective.
+  double runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters);
+
+  // The run's memory, sized for the largest size: every rank's buffers and host staging.
+  struct RunMemory {
+    RankMemory ranks;
+    HostStaging staging;
+  };
+
+  Communicator& comm_;
+  plan::Collective collective_;
+  const HarnessOptions& options_;
+  CollectiveOptions callOptions_;
+  std::unique_ptr<RunMemory> memory_;
+  std::uint64_t seed_ = 1;
+};
+
+bool reduces(plan::Collective c);  // allreduce, reducescatter, reduce: the op column means something
+
+}  // namespace cclab::bench

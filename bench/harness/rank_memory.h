@@ -1,0 +1,34 @@
+// Every rank's send and receive buffers, allocated once per run at the largest size and reused for
+// every size (a first touch of a fresh 4 KiB page costs 10-15 us on these machines: allocating per
+// size would measure the kernel, not the collective). Written once at allocation so no page is fresh
+// when timing starts.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <vector>
+
+#include "bench/report/collective_shape.h"
+#include "collectives/communicator.h"
+
+namespace cclab::bench {
+
+class RankMemory {
+ public:
+  // sendBytes/recvBytes: the most any measured size needs on one rank.
+  RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes);
+
+  // Rank r's buffers for one call. In place follows NCCL's layout inside the receive buffer
+  // (plan::inPlaceInputOffset / inPlaceOutputOffset).
+  [[nodiscard]] RankBuffers buffersFor(int rank, plan::Collective c, const CollectiveShape& shape, std::size_t elemSize,
+                                       bool inPlace) const;
+  [[nodiscard]] void* recvBase(int rank) const { return recv_[static_cast<std::size_t>(rank)].data(); }
+  [[nodiscard]] std::size_t recvBytes() const { return recvBytes_; }
+
+ private:
+  std::vector<Buffer> send_;
+  std::vector<Buffer> recv_;
+  std::size_t recvBytes_ = 0;
+};
+
+}  // namespace cclab::bench

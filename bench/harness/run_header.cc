@@ -1,0 +1,56 @@
+#include "bench/harness/run_header.h"
+
+#include <unistd.h>
+
+#include <array>
+#include <cstdio>
+
+#include "bench/report/value_parse.h"
+
+namespace cclab::bench {
+namespace {
+
+std::string stepText(const SweepOptions& s) {
+  return s.stepFactor > 1 ? std::to_string(s.stepFactor) + "(factor)" : std::to_string(s.stepBytes) + "(bytes)";
+}
+
+std::string stragglerText(const Straggler& s) {
+  if (s.rank < 0) return "none";
+  return "rank " + std::to_string(s.rank) + " +" + std::to_string(s.delay.count()) + " us";
+}
+
+}  // namespace
+
+void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOptions& o, const Communicator& comm,
+                    const MachineInfo& machine, const std::string& date) {
+  const IterationOptions& it = o.iteration;
+  table.headerLine(std::string(tool) + ": cclab, nccl-tests format");
+  table.headerLine("nThread 1 nGpus " + std::to_string(comm.nranks()) + " minBytes " + std::to_string(o.sweep.minBytes) +
+                   " maxBytes " + std::to_string(o.sweep.maxBytes) + " step: " + stepText(o.sweep) +
+                   " warmup iters: " + std::to_string(it.warmup) + " iters: " + std::to_string(it.iters) +
+                   " agg iters: " + std::to_string(it.aggIters) + " validation: " + std::to_string(it.check) +
+                   " graph: 0");
+  if (it.iterBytes > 0)
+    table.headerLine("iterations capped at " + formatBytes(it.iterBytes) + " per size (--iter-bytes), at least " +
+                     std::to_string(kMinScaledIters));
+  table.headerLine("");
+  table.headerLine("Backend: " + std::string(name(comm.backend())) + " (" + comm.description() + ")");
+  table.headerLine("Algorithm: " + std::string(plan::name(o.comm.algorithm)) + "  slice: " +
+                   (o.comm.sliceBytes ? formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
+                   "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
+                   stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +
+                   std::string(name(it.average)) + ")");
+  table.headerLine("Machine: " + machine.hostname + ", " + machine.cpuModel + ", " + std::to_string(machine.cpus) +
+                   " cpus  date: " + date);
+  table.headerLine("");
+  table.headerLine("Using devices");
+  for (int r = 0; r < comm.nranks(); ++r) {
+    std::array<char, 160> line{};
+    std::snprintf(line.data(), line.size(), " Rank %2d Group  0 Pid %6d on %10s %s rank %d", r, static_cast<int>(getpid()),
+                  machine.hostname.c_str(), std::string(name(comm.backend())).c_str(), r);
+    table.headerLine(line.data());
+  }
+  table.headerLine("");
+}
+
+}  // namespace cclab::bench

@@ -1,0 +1,13 @@
+// The '#' lines above a harness table: what ran, where and how (nccl-tests prints the same kind).
+#pragma once
+
+#include "bench/harness/harness_options.h"
+#include "bench/report/machine_info.h"
+#include "bench/report/table.h"
+
+namespace cclab::bench {
+
+void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOptions& o, const Communicator& comm,
+                    const MachineInfo& machine, const std::string& date);
+
+}  // namespace cclab::bench

@@ -1,0 +1,50 @@
+#include "bench/report/common_flags.h"
+
+#include <limits>
+
+#include "bench/report/value_parse.h"
+
+namespace cclab::bench {
+namespace {
+constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
+}
+
+void addSweepFlags(CommandLine& cli, SweepOptions& s) {
+  cli.addOption('b', "minbytes", "SIZE", "smallest size, bytes with K/M/G suffix (default 32M)",
+                [&s](std::string_view v) { s.minBytes = parseSize(v); });
+  cli.addOption('e', "maxbytes", "SIZE", "largest size (default 32M)", [&s](std::string_view v) { s.maxBytes = parseSize(v); });
+  cli.addOption('f', "stepfactor", "N", "multiply the size by N each step (N > 1), else add -i",
+                [&s](std::string_view v) { s.stepFactor = parseInteger(v, 1, kMaxInt, "step factor"); });
+  cli.addOption('i', "stepbytes", "SIZE", "add SIZE each step when -f is 1 (default 1M)",
+                [&s](std::string_view v) { s.stepBytes = parseSize(v); });
+}
+
+void addIterationFlags(CommandLine& cli, IterationOptions& it) {
+  cli.addOption('n', "iters", "N", "timed iterations per size (default 20)",
+                [&it](std::string_view v) { it.iters = static_cast<int>(parseInteger(v, 1, kMaxInt, "iterations")); });
+  cli.addOption('w', "warmup_iters", "N", "warm-up iterations per size (default 5)",
+                [&it](std::string_view v) { it.warmup = static_cast<int>(parseInteger(v, 0, kMaxInt, "warm-up iterations")); });
+  cli.addOption('m', "agg_iters", "N", "collectives per timed iteration (default 1)", [&it](std::string_view v) {
+    it.aggIters = static_cast<int>(parseInteger(v, 1, kMaxInt, "aggregated iterations"));
+  });
+  cli.addOption('c', "check", "0/1", "check results against the exact reference (default 1)",
+                [&it](std::string_view v) { it.check = static_cast<int>(parseInteger(v, 0, kMaxInt, "check")); });
+  cli.addOption('a', "average", "0/1/2/3", "per-rank time combined as 0=rank0 1=avg 2=min 3=max (default 1)",
+                [&it](std::string_view v) { it.average = parseAverageMode(v); });
+  cli.addOption('\0', "iter-bytes", "SIZE", "cap iterations so that iters*size <= SIZE (min 3; default off)",
+                [&it](std::string_view v) { it.iterBytes = parseSize(v); });
+}
+
+void addRanksFlag(CommandLine& cli, int& nranks) {
+  cli.addOption('g', "ngpus", "N", "ranks (GPUs or CPU threads) (default 1)",
+                [&nranks](std::string_view v) { nranks = static_cast<int>(parseInteger(v, 1, kMaxRanks, "ranks")); });
+}
+
+void addJsonFlag(CommandLine& cli, std::string& path) {
+  cli.addOption('J', "json", "FILE", "also write the results as JSON (schema: docs/bench.md)",
+                [&path](std::string_view v) {
+                  path = std::string(v);
+                });
+}
+
+}  // namespace cclab::bench

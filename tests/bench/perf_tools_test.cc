@@ -1,0 +1,159 @@
+// The *_perf tools run as processes on the host backend with small sizes: full tables parsed back,
+// #wrong 0, busbw = algbw x the PERFORMANCE.md factor, the footer, and -J JSON that matches the table.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+
+#include <nlohmann/json.hpp>
+
+#include "table_parse.h"
+#include "tool_run.h"
+
+namespace cclab::bench::testing {
+namespace {
+
+// Printed with two decimals: a recomputed bandwidth may differ by rounding of both numbers.
+constexpr double kPrintedBwTolerance = 0.011;
+
+double factorOf(const std::string& tool, int n) {
+  if (tool == "all_reduce_perf") return 2.0 * (n - 1) / n;
+  if (tool == "reduce_scatter_perf" || tool == "all_gather_perf") return static_cast<double>(n - 1) / n;
+  return 1.0;
+}
+
+std::vector<std::string> smallRun(std::vector<std::string> extra) {
+  std::vector<std::string> args{"-b", "8", "-e", "256K", "-f", "8", "-n", "3", "-w", "1", "--backend", "host"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return args;
+}
+
+void expectWellFormed(const ParsedTable& t, const std::string& tool, int nranks, std::size_t rows) {
+  ASSERT_EQ(t.rows.size(), rows);
+  ASSERT_TRUE(t.outOfBounds.has_value());
+  EXPECT_EQ(*t.outOfBounds, 0);
+  ASSERT_TRUE(t.avgBusBw.has_value());
+  double busSum = 0;
+  for (const ParsedRow& r : t.rows) {
+    for (const ParsedMeasurement* m : {&r.oop, &r.ip}) {
+      ASSERT_TRUE(m->wrong.has_value());
+      EXPECT_EQ(*m->wrong, 0) << tool << " size " << r.size;
+      EXPECT_NEAR(m->busBw, m->algBw * factorOf(tool, nranks), kPrintedBwTolerance) << tool << " size " << r.size;
+      EXPECT_GT(m->timeUs, 0.0);
+      busSum += m->busBw;
+    }
+  }
+  EXPECT_NEAR(*t.avgBusBw, busSum / (2.0 * static_cast<double>(rows)), kPrintedBwTolerance);
+}
+
+TEST(PerfTools, AllReduceEveryAlgorithmPrintsAFullTable) {
+  for (const std::string algo : {"ring", "tree", "dbtree", "rhd", "auto"}) {
+    const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "3", "--algo", algo}));
+    ASSERT_EQ(run.status, 0) << algo << "\n" << run.err;
+    EXPECT_EQ(run.err, "");
+    const ParsedTable t = parseTable(run.out);
+    expectWellFormed(t, "all_reduce_perf", 3, 6);  // 8 64 512 4K 32K 256K
+    const std::vector<long long> sizes{8, 64, 512, 4096, 32768, 262144};
+    for (std::size_t i = 0; i < sizes.size(); ++i) {
+      EXPECT_EQ(t.rows[i].size, sizes[i]);
+      EXPECT_EQ(t.rows[i].count, sizes[i] / 4);
+      EXPECT_EQ(t.rows[i].type, "float");
+      EXPECT_EQ(t.rows[i].redop, "sum");
+      EXPECT_EQ(t.rows[i].root, -1);
+    }
+    bool sawColumns = false;
+    for (const auto& h : t.headerLines) sawColumns |= h.rfind("#       size         count      type   redop", 0) == 0;
+    EXPECT_TRUE(sawColumns);
+  }
+}
+
+TEST(PerfTools, OtherCollectivesFollowNcclTestsConventions) {
+  constexpr int n = 3;
+  for (const std::string tool : {"reduce_scatter_perf", "all_gather_perf", "broadcast_perf", "reduce_perf"}) {
+    const ToolRun run = runTool(tool, smallRun({"-g", std::to_string(n), "-r", "2"}));
+    ASSERT_EQ(run.status, 0) << tool << "\n" << run.err;
+    const ParsedTable t = parseTable(run.out);
+    expectWellFormed(t, tool, n, 6);
+    const bool perRank = tool == "reduce_scatter_perf" || tool == "all_gather_perf";
+    const bool rooted = tool == "broadcast_perf" || tool == "reduce_perf";
+    for (const ParsedRow& r : t.rows) {
+      EXPECT_EQ(r.size, r.count * 4 * (perRank ? n : 1)) << tool;  // rounded down to whole elements x ranks
+      EXPECT_EQ(r.root, rooted ? 2 : -1) << tool;
+      EXPECT_EQ(r.redop, (tool == "all_gather_perf" || tool == "broadcast_perf") ? "none" : "sum") << tool;
+    }
+  }
+}
+
+TEST(PerfTools, EveryTypeAndOpChecksExactly) {
+  const ToolRun run = runTool("all_reduce_perf", {"-b", "1K", "-e", "1K", "-g", "3", "-d", "all", "-o", "all", "-n", "1",
+                                                  "-w", "0", "--algo", "ring", "--backend", "host"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  const ParsedTable t = parseTable(run.out);
+  ASSERT_EQ(t.rows.size(), 7U * 5U);
+  for (const ParsedRow& r : t.rows) {
+    EXPECT_EQ(r.oop.wrong.value_or(-1), 0) << r.type << " " << r.redop;
+    EXPECT_EQ(r.ip.wrong.value_or(-1), 0) << r.type << " " << r.redop;
+  }
+}
+
+TEST(PerfTools, NoCheckPrintsNotApplicable) {
+  const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "2", "-c", "0"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  for (const ParsedRow& r : parseTable(run.out).rows) EXPECT_FALSE(r.oop.wrong.has_value());
+}
+
+TEST(PerfTools, StragglerAndSliceAndAggregationRun) {
+  const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "2", "--straggler", "1:50", "--slice", "1K", "-m", "2",
+                                                           "-a", "3", "--timeout", "20000"}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  expectWellFormed(parseTable(run.out), "all_reduce_perf", 2, 6);
+  EXPECT_NE(run.out.find("straggler: rank 1 +50 us"), std::string::npos);
+}
+
+TEST(PerfTools, JsonMatchesTheTable) {
+  const std::string path = tempPath("allreduce.json");
+  const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "2", "--algo", "ring", "-J", path}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  const ParsedTable t = parseTable(run.out);
+  std::ifstream in(path);
+  const nlohmann::json j = nlohmann::json::parse(in);
+  EXPECT_EQ(j.at("collective"), "allreduce");
+  EXPECT_EQ(j.at("backend"), "host");
+  EXPECT_EQ(j.at("algo"), "ring");
+  EXPECT_EQ(j.at("nranks"), 2);
+  EXPECT_EQ(j.at("type"), "float");
+  EXPECT_EQ(j.at("op"), "sum");
+  EXPECT_TRUE(j.at("machine").at("cpu").is_string());
+  EXPECT_TRUE(j.at("date").is_string());
+  EXPECT_NE(j.at("command").get<std::string>().find("all_reduce_perf"), std::string::npos);
+  const auto& results = j.at("results");
+  ASSERT_EQ(results.size(), t.rows.size());
+  for (std::size_t i = 0; i < t.rows.size(); ++i) {
+    const auto& r = results[i];
+    EXPECT_EQ(r.at("size"), t.rows[i].size);
+    EXPECT_EQ(r.at("count"), t.rows[i].count);
+    EXPECT_EQ(r.at("root"), -1);
+    EXPECT_EQ(r.at("redop"), "sum");
+    for (const char* place : {"oop", "ip"}) {
+      const auto& m = r.at(place);
+      const ParsedMeasurement& p = std::string(place) == "oop" ? t.rows[i].oop : t.rows[i].ip;
+      EXPECT_EQ(m.at("wrong"), 0);
+      EXPECT_NEAR(m.at("busbw").get<double>(), p.busBw, 0.006);
+      EXPECT_NEAR(m.at("algbw").get<double>(), p.algBw, 0.006);
+      EXPECT_GT(m.at("time_us").get<double>(), 0.0);
+    }
+  }
+  EXPECT_NEAR(j.at("avg_busbw").get<double>(), *t.avgBusBw, 1e-3 * std::max(1.0, *t.avgBusBw));
+}
+
+TEST(PerfTools, ARuntimeErrorIsOneLineAndStatus1) {
+  // Rank 1 arrives 400 ms late; the others give up after 50 ms: TimeoutError.
+  const ToolRun run = runTool("all_reduce_perf", {"-b", "8", "-e", "8", "-g", "2", "-n", "1", "-w", "0", "--algo", "ring",
+                                                  "--backend", "host", "--straggler", "1:400000", "--timeout", "50"});
+  EXPECT_EQ(run.status, 1);
+  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  EXPECT_NE(run.err.find("error"), std::string::npos) << run.err;
+}
+
+}  // namespace
+}  // namespace cclab::bench::testing
