@@ -67,6 +67,12 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
     if (v != "events" && v != "graph" && v != "ll") throw UsageError("'" + std::string(v) + "' is not events, graph or ll");
     o.comm.order = std::string(v);
   });
+  // nccl-tests' -G N replays N iterations from a captured CUDA graph; ours captures each collective
+  // once and replays it, so any N > 0 selects the graph ordering.
+  cli.addOption('G', "cudagraph", "N", "cuda backend: N > 0 replays a captured CUDA graph (= --order graph)",
+                [&o](std::string_view v) {
+                  if (parseInteger(v, 0, 1 << 20, "cudagraph") > 0) o.comm.order = "graph";
+                });
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
 }
 

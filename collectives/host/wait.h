@@ -51,13 +51,18 @@ WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort
     } while (Clock::now() < spinEnd);
   }
   constexpr std::chrono::milliseconds kMaxSleep{20};  // re-check abort and the deadline this often
-  for (int yields = 0;; ++yields) {
+  // Yielding keeps the thread runnable: on these VMs waking a thread that sleeps in the kernel costs
+  // ~200 µs (an idle vCPU must be woken), far more than a collective step, so a wait yields for this
+  // long before it sleeps.
+  constexpr std::chrono::milliseconds kYieldFor{2};
+  const auto yieldEnd = Clock::now() + kYieldFor;
+  for (;;) {
     const std::uint32_t seen = word.value.load(std::memory_order_acquire);
     if (ready(seen)) return WaitResult::Ready;
     if (abort.load(std::memory_order_acquire)) return WaitResult::Aborted;
     const auto now = Clock::now();
     if (now >= deadline) return WaitResult::TimedOut;
-    if (yields < 16) {
+    if (now < yieldEnd) {
       std::this_thread::yield();
       continue;
     }
