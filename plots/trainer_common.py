@@ -1,0 +1,75 @@
+"""Shared helpers for the trainer plots: reading cclab-train -J files (schema cclab-train/1,
+docs/trainer.md) and naming runs. Reads JSON only; never imports C++."""
+import json
+import statistics
+
+SCHEMA = "cclab-train/1"
+
+
+class InputError(Exception):
+    """A file that is not a readable cclab-train -J report."""
+
+
+def load_run(path):
+    """The parsed report, or InputError naming the file and the problem."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            run = json.load(f)
+    except OSError as e:
+        raise InputError(f"{path}: cannot read: {e.strerror}") from e
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not JSON: {e.msg} (line {e.lineno})") from e
+    if not isinstance(run, dict) or run.get("schema") != SCHEMA:
+        raise InputError(f"{path}: not a cclab-train report (schema {SCHEMA!r} expected)")
+    for key in ("config", "summary", "epochs"):
+        if key not in run:
+            raise InputError(f"{path}: missing '{key}'")
+    return run
+
+
+def load_runs(paths):
+    return [load_run(p) for p in paths]
+
+
+def straggler_factor(run):
+    """1.0 without a straggler."""
+    s = run["config"].get("straggler")
+    return float(s["factor"]) if s else 1.0
+
+
+def run_label(run):
+    """'sync 4w', 'async 4w DC 0.04', 'async 4w SSP 4', '+ straggler 1:1.4'."""
+    c = run["config"]
+    label = f"{c['mode']} {c['workers']}w"
+    if c["mode"] == "async":
+        if c.get("dc_lambda", 0) > 0:
+            label += f" DC {c['dc_lambda']:g}"
+        if c.get("ssp", -1) >= 0:
+            label += f" SSP {c['ssp']}"
+    s = c.get("straggler")
+    if s:
+        label += f" straggler {s['rank']}:{s['factor']:g}"
+    return label
+
+
+def labels_for(runs, given):
+    """--label values when given (one per run), else run_label()."""
+    if given:
+        if len(given) != len(runs):
+            raise InputError(f"{len(given)} labels for {len(runs)} files")
+        return list(given)
+    return [run_label(r) for r in runs]
+
+
+def machine_note(runs):
+    """'host (2 cores), 2026-01-01' of the first run, for titles."""
+    m = runs[0].get("machine", {})
+    return f"{m.get('host', '?')} ({m.get('cores', '?')} cores), {str(m.get('date', '?'))[:10]}"
+
+
+def median_samples_per_s(runs):
+    """Median summary.samples_per_s of repeated runs of one configuration."""
+    try:
+        return statistics.median(r["summary"]["samples_per_s"] for r in runs)
+    except KeyError as e:
+        raise InputError(f"a report's summary lacks {e}") from e

@@ -1,0 +1,76 @@
+#!/usr/bin/env python3
+"""Scaling efficiency against workers, one line per mode (sync, async), with throughput beside it.
+
+    plots/trainer_scaling.py s1.json s2.json s4.json a1.json a2.json a4.json -o scaling.png
+
+Efficiency(N) = samples/s(N) / (N x samples/s(1)), against the same mode's 1-worker run (which
+must be among the files). Repeated runs of one configuration are combined by their median
+samples/s. Runs with a straggler are ignored.
+"""
+import argparse
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+from trainer_common import InputError, load_runs, machine_note, median_samples_per_s, straggler_factor  # noqa: E402
+
+PROG = "trainer_scaling.py"
+
+
+def efficiencies(runs):
+    """{mode: [(workers, samples/s, efficiency)]} sorted by workers."""
+    by_mode = {}
+    for run in runs:
+        if straggler_factor(run) != 1.0:
+            continue
+        c = run["config"]
+        by_mode.setdefault(c["mode"], {}).setdefault(c["workers"], []).append(run)
+    out = {}
+    for mode, groups in by_mode.items():
+        points = {w: median_samples_per_s(g) for w, g in groups.items()}
+        if 1 not in points:
+            raise InputError(f"no 1-worker {mode} run: it is the baseline")
+        out[mode] = [(w, sps, sps / (w * points[1])) for w, sps in sorted(points.items())]
+    return out
+
+
+def plot(runs, out, title):
+    data = efficiencies(runs)
+    fig, (left, right) = plt.subplots(1, 2, figsize=(11, 4.5))
+    for mode, points in sorted(data.items()):
+        workers = [w for w, _, _ in points]
+        left.plot(workers, [e for _, _, e in points], marker="o", label=mode)
+        right.plot(workers, [s for _, s, _ in points], marker="o", label=mode)
+    left.axhline(1.0, color="grey", linestyle="--")
+    left.set_ylabel("scaling efficiency")
+    right.set_ylabel("samples/s")
+    for ax in (left, right):
+        ax.set_xlabel("workers")
+        ax.set_xscale("log", base=2)
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(title or f"cclab-train: scaling ({machine_note(runs)})")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+
+
+def main(argv=None):
+    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", help="cclab-train -J files")
+    p.add_argument("-o", "--output", required=True)
+    p.add_argument("--title")
+    args = p.parse_args(argv)
+    try:
+        plot(load_runs(args.files), args.output, args.title)
+    except InputError as e:
+        print(f"{PROG}: {e}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,152 @@
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <numeric>
+#include <thread>
+#include <vector>
+
+#include "collectives/core/errors.h"
+
+#include "test_util.h"
+#include "trainer/async/async_trainer.h"
+#include "trainer/async/batch_queue.h"
+#include "trainer/async/parameter_server.h"
+#include "trainer/async/ssp_clock.h"
+#include "trainer/data/sampler.h"
+#include "trainer/model/mlp.h"
+#include "trainer/model/sgd.h"
+#include "trainer/run/gradient_step.h"
+
+namespace cclab::trainer {
+namespace {
+
+using testing::maxAbsDiff;
+using testing::tinyConfig;
+using testing::tinyData;
+
+TEST(Async, OneWorkerIsPlainSgd) {
+  const DataSplit data = tinyData();
+  for (float lambda : {0.0F, 0.04F}) {
+    TrainConfig c = tinyConfig(Mode::Async, 1, 32);
+    c.async.dcLambda = lambda;
+    const RunResult r = runAsync(c, data);
+    // The reference: pull, gradient, SGD step, in one thread.
+    const Mlp model{ParameterLayout(c.widths)};
+    std::vector<float> w(static_cast<std::size_t>(model.layout().parameterCount())), g(w.size());
+    model.initialize(w, c.seed);
+    Sgd sgd(c.sgd, model.layout().parameterCount());
+    GradientStep step(model, data.train, c.batch, 1);
+    const DistributedSampler sampler(data.train.size(), 1, 0, c.seed, c.remainder);
+    const RunClock clock;
+    ComputeThrottle none;
+    for (int e = 0; e < c.epochs; ++e) {
+      const auto idx = sampler.indices(e);
+      for (std::size_t s = 0; s + 32 <= idx.size(); s += 32) {
+        step.compute(w, std::span<const std::int64_t>(idx).subspan(s, 32), g, clock, none);
+        sgd.step(w, g, 1.0F);
+      }
+    }
+    EXPECT_EQ(maxAbsDiff(r.finalParams, w), 0.0) << "lambda " << lambda;
+    EXPECT_EQ(r.staleness.max(), 0);
+    EXPECT_EQ(r.staleness.total(), 2 * 512 / 32);
+  }
+}
+
+TEST(Async, SeveralWorkersSeeStaleParameters) {
+  const DataSplit data = tinyData(4096, 128);
+  TrainConfig c = tinyConfig(Mode::Async, 4, 64);
+  c.widths = {testing::kFeatures, 128, 64, testing::kClasses};
+  const RunResult r = runAsync(c, data);
+  EXPECT_EQ(r.staleness.total(), 2 * 4096 / 16);
+  EXPECT_GT(r.staleness.max(), 0);
+  EXPECT_GT(r.staleness.mean(), 0.0);
+  EXPECT_GT(r.epochs.back().testAccuracy, 0.5);
+}
+
+TEST(Async, SspBoundHoldsAndDcAsgdTrains) {
+  const DataSplit data = tinyData(2048, 128);
+  TrainConfig c = tinyConfig(Mode::Async, 3, 48);
+  c.async.sspBound = 1;
+  c.async.dcLambda = 0.04F;
+  const RunResult r = runAsync(c, data);
+  // With bound s, while worker i is between pull and push (clock c_i, the slowest is <= c_i) every
+  // other clock goes from >= c_i - s to <= c_i + s + 1: at most 2s + 1 pushes each.
+  EXPECT_LE(r.staleness.max(), (c.workers - 1) * (2 * c.async.sspBound + 1));
+  EXPECT_GT(r.epochs.back().testAccuracy, 0.5);
+}
+
+TEST(Async, AStragglerClaimsFewerBatchesInsteadOfHoldingTheEpoch) {
+  const DataSplit data = tinyData(4096, 64);
+  TrainConfig c = tinyConfig(Mode::Async, 2, 64);
+  c.epochs = 1;
+  c.widths = {testing::kFeatures, 256, 256, testing::kClasses};
+  c.straggler = {1, 4.0};
+  const RunResult r = runAsync(c, data);
+  std::int64_t steps[2] = {0, 0};
+  for (const StepRecord& s : r.steps) ++steps[s.rank];
+  EXPECT_EQ(steps[0] + steps[1], 4096 / 32);
+  EXPECT_GT(steps[0], steps[1]);
+}
+
+TEST(BatchQueue, HandsOutEveryBatchOnceAcrossThreads) {
+  BatchQueue q;
+  std::vector<std::int64_t> idx(1000);
+  std::iota(idx.begin(), idx.end(), 0);
+  q.reset(idx, 10, 97);
+  std::vector<std::atomic<int>> seen(97);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < 4; ++t)
+    threads.emplace_back([&] {
+      while (const auto c = q.next()) {
+        EXPECT_EQ(c->indices.front(), c->batch * 10);
+        ++seen[static_cast<std::size_t>(c->batch)];
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (const auto& s : seen) EXPECT_EQ(s.load(), 1);
+  EXPECT_THROW(q.reset(idx, 10, 101), InvalidArgument);
+}
+
+TEST(ParameterServer, CountsStalenessAndCompensatesDelays) {
+  const SgdConfig plain{2.0F, 0.0F, 0.0F};
+  ParameterServer ps({1.0F, 2.0F}, plain, 0.5F, 0.5F);  // lr 2 x gradScale 0.5 = a unit step
+  std::vector<float> a(2), b(2);
+  const auto va = ps.pull(a).version;
+  const auto vb = ps.pull(b).version;
+  EXPECT_EQ(ps.push(std::vector<float>{0.5F, 0.5F}, a, va).staleness, 0);  // w = {0.5, 1.5}
+  // b is one update stale: g' = g + 0.5 * g^2 * (w_now - w_pulled) = 1 + 0.5 * 1 * (-0.5) = 0.75
+  EXPECT_EQ(ps.push(std::vector<float>{1.0F, 1.0F}, b, vb).staleness, 1);
+  const auto w = ps.snapshot();
+  EXPECT_FLOAT_EQ(w[0], 0.5F - 0.75F);
+  EXPECT_FLOAT_EQ(w[1], 1.5F - 0.75F);
+  EXPECT_EQ(ps.version(), 2);
+}
+
+TEST(SspClock, BlocksTheLeaderUntilTheSlowestCatchesUp) {
+  SspClock clock(2, 1);
+  clock.waitTurn(0);
+  clock.advance(0);
+  clock.waitTurn(0);  // 1 ahead: allowed
+  clock.advance(0);   // 2 ahead
+  std::atomic<bool> passed{false};
+  std::thread leader([&] {
+    clock.waitTurn(0);
+    passed = true;
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  EXPECT_FALSE(passed);
+  clock.advance(1);
+  leader.join();
+  EXPECT_TRUE(passed);
+  // A finished worker no longer holds the others back.
+  SspClock two(2, 0);
+  two.advance(0);
+  two.finish(1);
+  EXPECT_EQ(two.waitTurn(0) >= 0, true);
+  clock.abort();
+  EXPECT_THROW(clock.waitTurn(0), Error);
+}
+
+}  // namespace
+}  // namespace cclab::trainer

@@ -1,0 +1,156 @@
+#include "trainer/async/async_trainer.h"
+
+#include <memory>
+#include <vector>
+
+#include "trainer/async/batch_queue.h"
+#include "trainer/async/parameter_server.h"
+#include "trainer/async/ssp_clock.h"
+#include "trainer/data/sampler.h"
+#include "trainer/model/mlp.h"
+#include "trainer/run/epoch_runner.h"
+#include "trainer/run/gradient_step.h"
+#include "trainer/run/steps.h"
+
+namespace cclab::trainer {
+namespace {
+
+struct AsyncShared {
+  const TrainConfig& config;
+  const DataSplit& data;
+  const Mlp& model;
+  ParameterServer& server;
+  SspClock& ssp;
+  BatchQueue& queue;
+  const RunClock& clock;
+  std::int64_t batchesPerEpoch;  // over all workers
+};
+
+class AsyncWorker {
+ public:
+  AsyncWorker(int rank, const AsyncShared& s)
+      : rank_(rank), s_(s), params_(static_cast<std::size_t>(s.model.layout().parameterCount())), grads_(params_.size()),
+        step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
+        throttle_(s.config.straggler.rank == rank ? s.config.straggler.factor : 1.0), trace_(s.config.trace) {}
+
+  void runEpoch(int epoch) {
+    lossSum_ = 0.0;
+    samples_ = 0;
+    while (const auto claim = s_.queue.next()) runStep(epoch, claim->batch, claim->indices);
+    s_.ssp.finish(rank_);
+  }
+
+  [[nodiscard]] double lossSum() const { return lossSum_; }
+  [[nodiscard]] std::int64_t samples() const { return samples_; }
+  [[nodiscard]] const std::vector<StepRecord>& records() const { return records_; }
+  [[nodiscard]] const StalenessHistogram& staleness() const { return staleness_; }
+  [[nodiscard]] std::vector<TraceEvent>& trace() { return trace_.events(); }
+
+ private:
+  void runStep(int epoch, std::int64_t step, std::span<const std::int64_t> batch) {
+    const RunClock& clock = s_.clock;
+    const std::int64_t globalStep = epoch * s_.batchesPerEpoch + step;
+    const std::int64_t start = clock.nowNs();
+    const std::int64_t sspWait = s_.ssp.waitTurn(rank_);
+    const std::int64_t pullStart = clock.nowNs();
+    const PullResult pulled = s_.server.pull(params_);
+    const std::int64_t computeStart = clock.nowNs();
+    const StepLoss loss = step_.compute(params_, batch, grads_, clock, throttle_);
+    const std::int64_t pushStart = clock.nowNs();
+    const PushResult pushed = s_.server.push(grads_, params_, pulled.version);
+    const std::int64_t end = clock.nowNs();
+    s_.ssp.advance(rank_);
+    trace_.add("ssp wait", computeTrack(rank_), start, pullStart, globalStep);
+    trace_.add("pull", commTrack(rank_), pullStart, computeStart, globalStep);
+    trace_.add("forward+backward", computeTrack(rank_), computeStart, pushStart, globalStep);
+    trace_.add("push", commTrack(rank_), pushStart, end, globalStep);
+
+    StepRecord r;
+    r.epoch = epoch;
+    r.step = step;
+    r.rank = rank_;
+    r.startNs = start;
+    r.endNs = end;
+    r.computeNs = pushStart - computeStart;
+    r.waitNs = sspWait + pulled.lockWaitNs + pushed.lockWaitNs;
+    r.commBusyNs = (computeStart - pullStart) + (end - pushStart) - pulled.lockWaitNs - pushed.lockWaitNs;
+    r.exposedCommNs = r.commBusyNs;  // pull and push block the worker: nothing overlaps them
+    r.lossSum = loss.lossSum;
+    r.samples = loss.samples;
+    r.staleness = pushed.staleness;
+    records_.push_back(r);
+    staleness_.add(pushed.staleness);
+    lossSum_ += loss.lossSum;
+    samples_ += loss.samples;
+  }
+
+  int rank_;
+  const AsyncShared& s_;
+  std::vector<float> params_;
+  std::vector<float> grads_;
+  GradientStep step_;
+  ComputeThrottle throttle_;
+  TraceLog trace_;
+  std::vector<StepRecord> records_;
+  StalenessHistogram staleness_;
+  double lossSum_ = 0.0;
+  std::int64_t samples_ = 0;
+};
+
+}  // namespace
+
+RunResult runAsync(const TrainConfig& config, const DataSplit& data, const EpochObserver& observe) {
+  validate(config);
+  const Mlp model{ParameterLayout(config.widths)};
+  checkModelFitsData(model.layout(), data);
+  std::vector<float> initial(static_cast<std::size_t>(model.layout().parameterCount()));
+  model.initialize(initial, config.seed);
+  ParameterServer server(std::move(initial), config.sgd, config.async.dcLambda, 1.0F / static_cast<float>(config.workers));
+  SspClock ssp(config.workers, config.async.sspBound);
+  const RunClock clock;
+  // As many batches per epoch as sync's static shards hold, so the two modes see the same samples.
+  const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
+  const std::int64_t batches = config.workers * stepsPerEpoch(config, probe.samplesPerReplica());
+  BatchQueue queue;
+  const auto prepareEpoch = [&](int epoch) {
+    queue.reset(epochIndexList(data.train.size(), config.workers, config.seed, epoch, config.remainder),
+                config.workerBatch(), batches);
+    ssp.reset();
+  };
+  prepareEpoch(0);
+  const AsyncShared shared{config, data, model, server, ssp, queue, clock, batches};
+
+  std::vector<std::unique_ptr<AsyncWorker>> workers;
+  for (int r = 0; r < config.workers; ++r) workers.push_back(std::make_unique<AsyncWorker>(r, shared));
+
+  RunResult result;
+  result.communicator = "parameter server in shared memory (" + std::to_string(config.workers) + " worker threads)";
+  double trainS = 0.0;
+  EpochRunnerHooks hooks;
+  hooks.runEpoch = [&](int rank, int epoch) { workers[static_cast<std::size_t>(rank)]->runEpoch(epoch); };
+  hooks.onEpochEnd = [&](int epoch, std::int64_t epochNs) {
+    double lossSum = 0.0;
+    std::int64_t samples = 0;
+    for (const auto& w : workers) {
+      lossSum += w->lossSum();
+      samples += w->samples();
+    }
+    trainS += static_cast<double>(epochNs) / kNsPerS;
+    const EvalResult test = evaluate(model, server.snapshot(), data.test);
+    result.epochs.push_back(makeEpochRecord(epoch, lossSum, samples, test, epochNs, trainS));
+    if (observe) observe(result.epochs.back());
+    if (epoch + 1 < config.epochs) prepareEpoch(epoch + 1);
+  };
+  hooks.onFailure = [&] { ssp.abort(); };
+  result.trainTimeS = static_cast<double>(runEpochs(config.workers, config.epochs, clock, hooks)) / kNsPerS;
+  result.finalParams = server.snapshot();
+  for (auto& w : workers) {
+    result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
+    result.staleness.merge(w->staleness());
+    result.trace.insert(result.trace.end(), w->trace().begin(), w->trace().end());
+    for (const StepRecord& r : w->records()) result.samples += r.samples;
+  }
+  return result;
+}
+
+}  // namespace cclab::trainer

@@ -1,0 +1,59 @@
+#include "trainer/async/parameter_server.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "collectives/core/errors.h"
+
+namespace cclab::trainer {
+namespace {
+
+std::int64_t sinceNs(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t).count();
+}
+
+}  // namespace
+
+ParameterServer::ParameterServer(std::vector<float> initial, SgdConfig sgd, float dcLambda, float gradScale)
+    : params_(std::move(initial)), sgd_(sgd, static_cast<std::int64_t>(params_.size())), dcLambda_(dcLambda),
+      gradScale_(gradScale),
+      compensated_(dcLambda > 0.0F ? params_.size() : 0) {}
+
+PullResult ParameterServer::pull(std::span<float> out) {
+  if (out.size() != params_.size()) throw InvalidArgument("ParameterServer::pull: wrong parameter count");
+  const auto t = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  const std::int64_t waited = sinceNs(t);
+  std::copy(params_.begin(), params_.end(), out.begin());
+  return {version_, waited};
+}
+
+PushResult ParameterServer::push(std::span<const float> grads, std::span<const float> pulled, std::int64_t pulledVersion) {
+  if (grads.size() != params_.size() || pulled.size() != params_.size())
+    throw InvalidArgument("ParameterServer::push: wrong parameter count");
+  const auto t = std::chrono::steady_clock::now();
+  std::lock_guard lock(mutex_);
+  const std::int64_t waited = sinceNs(t);
+  const std::int64_t staleness = version_ - pulledVersion;
+  if (dcLambda_ > 0.0F && staleness > 0) {
+    for (std::size_t i = 0; i < params_.size(); ++i)
+      compensated_[i] = grads[i] + dcLambda_ * grads[i] * grads[i] * (params_[i] - pulled[i]);
+    sgd_.step(params_, compensated_, gradScale_);
+  } else {
+    sgd_.step(params_, grads, gradScale_);
+  }
+  ++version_;
+  return {staleness, waited};
+}
+
+std::vector<float> ParameterServer::snapshot() const {
+  std::lock_guard lock(mutex_);
+  return params_;
+}
+
+std::int64_t ParameterServer::version() const {
+  std::lock_guard lock(mutex_);
+  return version_;
+}
+
+}  // namespace cclab::trainer

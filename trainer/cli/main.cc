@@ -1,0 +1,67 @@
+// cclab-train: see docs/trainer.md. Exit codes: 0 ok, 1 runtime failure, 2 bad usage (flags, paths,
+// an unavailable backend).
+#include <cblas.h>
+
+#include <iostream>
+
+#include "collectives/core/errors.h"
+#include "trainer/cli/options.h"
+#include "trainer/metrics/summary.h"
+#include "trainer/report/json_report.h"
+#include "trainer/report/text_report.h"
+#include "trainer/run/trainer.h"
+
+namespace {
+
+constexpr int kExitFailure = 1;
+constexpr int kExitUsage = 2;
+
+int run(int argc, char** argv) {
+  using namespace cclab::trainer;
+  const auto options = parseCommandLine(argc, argv, std::cout);
+  if (!options) return 0;
+  const TrainConfig& config = options->train;
+  if (config.sync.backend != cclab::Backend::Host) {
+    std::string why;
+    if (!cclab::backendAvailable(config.sync.backend, &why))
+      throw cclab::InvalidArgument(std::string(cclab::name(config.sync.backend)) + " backend unavailable: " + why);
+  }
+  Baselines baselines;
+  if (!options->output.scalingBaseline.empty()) {
+    const BaselineRun b = readBaseline(options->output.scalingBaseline);
+    baselines.scalingSamplesPerS = b.samplesPerS;
+    baselines.scalingWorkers = b.workers;
+  }
+  if (!options->output.stragglerBaseline.empty())
+    baselines.stragglerFreeSamplesPerS = readBaseline(options->output.stragglerBaseline).samplesPerS;
+
+  // One BLAS thread per worker: the workers are the parallelism.
+  openblas_set_num_threads(1);
+  const DataSplit data = loadData(options->data);
+  const RunInfo info = currentRunInfo(options->commandLine);
+  printHeader(std::cout, config, data.name, info);
+  std::cout.flush();
+  EpochObserver progress;
+  if (!options->output.quiet) progress = [&](const EpochRecord& e) { printProgress(std::cerr, e, config.epochs); };
+  const RunResult result = train(config, data, progress);
+  const Summary summary = summarize(result, config.workers, baselines);
+  printSummary(std::cout, config, result, summary);
+  if (!options->output.jsonPath.empty())
+    writeJson(options->output.jsonPath, runToJson(config, data.name, info, result, summary));
+  if (!options->output.tracePath.empty()) writeChromeTrace(options->output.tracePath, result.trace, config.workers);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  try {
+    return run(argc, argv);
+  } catch (const cclab::InvalidArgument& e) {
+    std::cerr << "cclab-train: " << e.what() << '\n';
+    return kExitUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "cclab-train: " << e.what() << '\n';
+    return kExitFailure;
+  }
+}

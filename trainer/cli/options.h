@@ -1,0 +1,37 @@
+// cclab-train's command line (CLI11). Every problem is one InvalidArgument line; main prints it and
+// exits 2.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <ostream>
+#include <string>
+#include <string_view>
+
+#include "trainer/data/data_source.h"
+#include "trainer/run/train_config.h"
+
+namespace cclab::trainer {
+
+struct OutputOptions {
+  std::string jsonPath;           // -J
+  std::string tracePath;          // --trace
+  std::string scalingBaseline;    // --scaling-baseline: a -J file of the same run with fewer workers
+  std::string stragglerBaseline;  // --straggler-baseline: a -J file of the same run without --straggler
+  bool quiet = false;             // no per-epoch progress on stderr
+};
+
+struct CliOptions {
+  TrainConfig train;
+  DataSource data;
+  OutputOptions output;
+  std::string commandLine;
+};
+
+// Returns nullopt after printing --help to `help`. Throws InvalidArgument.
+std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, std::ostream& help);
+
+// "25M" -> 26214400, "64K", "1G", "4096" (K/M/G = 1024^n); throws InvalidArgument.
+std::size_t parseByteSize(std::string_view s);
+
+}  // namespace cclab::trainer

@@ -1,0 +1,122 @@
+#include "trainer/report/json_report.h"
+
+#include <fstream>
+
+#include "collectives/core/errors.h"
+#include "trainer/model/layout.h"
+#include "trainer/run/clock.h"
+
+namespace cclab::trainer {
+namespace {
+
+using nlohmann::json;
+
+double us(std::int64_t ns) { return static_cast<double>(ns) / kNsPerUs; }
+
+json configJson(const TrainConfig& c, const std::string& dataName) {
+  json straggler = nullptr;
+  if (c.straggler.rank >= 0) straggler = {{"rank", c.straggler.rank}, {"factor", c.straggler.factor}};
+  return {{"data", dataName},
+          {"mode", std::string(name(c.mode))},
+          {"workers", c.workers},
+          {"epochs", c.epochs},
+          {"batch", c.batch},
+          {"worker_batch", c.workerBatch()},
+          {"micro_batches", c.microBatches},
+          {"steps_per_epoch_cap", c.maxStepsPerEpoch},
+          {"widths", c.widths},
+          {"lr", c.sgd.lr},
+          {"momentum", c.sgd.momentum},
+          {"weight_decay", c.sgd.weightDecay},
+          {"seed", c.seed},
+          {"remainder", std::string(name(c.remainder))},
+          {"backend", std::string(name(c.sync.backend))},
+          {"algo", std::string(plan::name(c.sync.algorithm))},
+          {"bucket_bytes", c.sync.bucketBytes},
+          {"first_bucket_bytes", c.sync.firstBucketBytes},
+          {"overlap", c.sync.overlap},
+          {"dc_lambda", c.async.dcLambda},
+          {"ssp", c.async.sspBound},
+          {"straggler", straggler}};
+}
+
+json optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
+
+json summaryJson(const Summary& s, const RunResult& run) {
+  return {{"samples_per_s", s.samplesPerS},
+          {"train_time_s", s.trainTimeS},
+          {"worker_steps", s.workerSteps},
+          {"step_us", {{"mean", s.stepUsMean}, {"p50", s.stepUsP50}, {"p99", s.stepUsP99}}},
+          {"compute_us", s.computeUs},
+          {"exposed_comm_us", s.exposedCommUs},
+          {"wait_us", s.waitUs},
+          {"comm_busy_us", s.commBusyUs},
+          {"comm_fraction", s.commFraction},
+          {"wait_fraction", s.waitFraction},
+          {"overlap_ratio", s.overlapRatio},
+          {"final_train_loss", s.finalTrainLoss},
+          {"final_test_loss", s.finalTestLoss},
+          {"final_test_accuracy", s.finalTestAccuracy},
+          {"best_test_accuracy", s.bestTestAccuracy},
+          {"staleness",
+           {{"mean", s.stalenessMean}, {"max", s.stalenessMax}, {"p50", s.stalenessP50}, {"p99", s.stalenessP99},
+            {"histogram", run.staleness.counts()}}},
+          {"scaling_efficiency", optional(s.scalingEfficiency)},
+          {"straggler_slowdown", optional(s.stragglerSlowdown)},
+          {"replica_divergence", run.replicaDivergence}};
+}
+
+}  // namespace
+
+json runToJson(const TrainConfig& config, const std::string& dataName, const RunInfo& info, const RunResult& run,
+               const Summary& summary) {
+  json epochs = json::array();
+  for (const EpochRecord& e : run.epochs)
+    epochs.push_back({{"epoch", e.epoch},
+                      {"train_loss", e.trainLoss},
+                      {"test_loss", e.testLoss},
+                      {"test_accuracy", e.testAccuracy},
+                      {"time_s", e.trainTimeS},
+                      {"samples_per_s", e.samplesPerS}});
+  json steps = json::array();
+  for (const StepRecord& r : run.steps)
+    steps.push_back({{"epoch", r.epoch},
+                     {"step", r.step},
+                     {"rank", r.rank},
+                     {"start_us", us(r.startNs)},
+                     {"step_us", us(r.stepNs())},
+                     {"compute_us", us(r.computeNs)},
+                     {"exposed_comm_us", us(r.exposedCommNs)},
+                     {"wait_us", us(r.waitNs)},
+                     {"loss", r.samples ? r.lossSum / static_cast<double>(r.samples) : 0.0},
+                     {"staleness", r.staleness}});
+  return {{"schema", kJsonSchema},
+          {"machine",
+           {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator}}},
+          {"command", info.commandLine},
+          {"config", configJson(config, dataName)},
+          {"summary", summaryJson(summary, run)},
+          {"epochs", epochs},
+          {"steps", steps}};
+}
+
+void writeJson(const std::filesystem::path& path, const json& j) {
+  std::ofstream out(path);
+  if (!out) throw Error("cannot write JSON file " + path.string());
+  out << j.dump(1) << '\n';
+  if (!out) throw Error("error writing JSON file " + path.string());
+}
+
+BaselineRun readBaseline(const std::filesystem::path& path) {
+  std::ifstream in(path);
+  if (!in) throw InvalidArgument("cannot read baseline file " + path.string());
+  try {
+    const json j = json::parse(in);
+    const json& s = j.at("summary");
+    return {s.at("samples_per_s").get<double>(), j.at("config").at("workers").get<int>()};
+  } catch (const json::exception& e) {
+    throw InvalidArgument("baseline file " + path.string() + " is not a cclab-train -J file: " + e.what());
+  }
+}
+
+}  // namespace cclab::trainer

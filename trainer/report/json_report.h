@@ -1,0 +1,28 @@
+// The -J results file: schema "cclab-train/1", documented in docs/trainer.md. Field names are stable.
+#pragma once
+
+#include <filesystem>
+#include <string>
+
+#include "nlohmann/json.hpp"
+#include "trainer/metrics/records.h"
+#include "trainer/metrics/summary.h"
+#include "trainer/report/run_info.h"
+#include "trainer/run/train_config.h"
+
+namespace cclab::trainer {
+
+inline constexpr const char* kJsonSchema = "cclab-train/1";
+
+nlohmann::json runToJson(const TrainConfig& config, const std::string& dataName, const RunInfo& info,
+                         const RunResult& run, const Summary& summary);
+void writeJson(const std::filesystem::path& path, const nlohmann::json& j);  // throws Error
+
+struct BaselineRun {
+  double samplesPerS = 0.0;
+  int workers = 1;
+};
+// Reads summary.samples_per_s and config.workers of an earlier -J file; throws InvalidArgument.
+BaselineRun readBaseline(const std::filesystem::path& path);
+
+}  // namespace cclab::trainer

@@ -1,0 +1,51 @@
+#include "trainer/report/text_report.h"
+
+#include "fmt/format.h"
+#include "fmt/ostream.h"
+#include "trainer/model/layout.h"
+
+namespace cclab::trainer {
+
+void printHeader(std::ostream& out, const TrainConfig& c, const std::string& dataName, const RunInfo& info) {
+  fmt::print(out, "# cclab-train: {} {} workers, data {}, MLP {}, {} epochs, batch {} ({} per worker, {} micro-batches)\n",
+             name(c.mode), c.workers, dataName, formatWidths(c.widths), c.epochs, c.batch, c.workerBatch(),
+             c.microBatches);
+  fmt::print(out, "# sgd lr {} momentum {} weight decay {}; ", c.sgd.lr, c.sgd.momentum, c.sgd.weightDecay);
+  if (c.mode == Mode::Sync)
+    fmt::print(out, "backend {}, algo {}, buckets {}/{} bytes, overlap {}", name(c.sync.backend),
+               plan::name(c.sync.algorithm), c.sync.firstBucketBytes, c.sync.bucketBytes, c.sync.overlap ? "on" : "off");
+  else
+    fmt::print(out, "dc-lambda {}, ssp {}", c.async.dcLambda, c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
+  fmt::print(out, "; straggler {}\n# {} ({} cores), {}\n", format(c.straggler), info.host, info.cores, info.dateUtc);
+}
+
+void printProgress(std::ostream& out, const EpochRecord& e, int epochs) {
+  fmt::print(out, "epoch {:>3}/{}: train loss {:.4f}  test loss {:.4f}  test acc {:6.2f}%  {:9.0f} samples/s  {:7.1f} s\n",
+             e.epoch + 1, epochs, e.trainLoss, e.testLoss, 100.0 * e.testAccuracy, e.samplesPerS, e.trainTimeS);
+  out.flush();
+}
+
+void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run, const Summary& s) {
+  fmt::print(out, "#\n# {:>6} {:>9} {:>12} {:>10} {:>11} {:>11}\n", "epoch", "time(s)", "samples/s", "train loss",
+             "test loss", "test acc %");
+  for (const EpochRecord& e : run.epochs)
+    fmt::print(out, "  {:>6} {:>9.2f} {:>12.0f} {:>10.4f} {:>11.4f} {:>11.2f}\n", e.epoch + 1, e.trainTimeS, e.samplesPerS,
+               e.trainLoss, e.testLoss, 100.0 * e.testAccuracy);
+  fmt::print(out, "#\n# communicator: {}\n", run.communicator);
+  fmt::print(out, "# throughput      {:.0f} samples/s over {:.2f} s of training\n", s.samplesPerS, s.trainTimeS);
+  fmt::print(out, "# step time       mean {:.0f} us, p50 {:.0f} us, p99 {:.0f} us ({} worker-steps)\n", s.stepUsMean,
+             s.stepUsP50, s.stepUsP99, s.workerSteps);
+  fmt::print(out, "# step split      compute {:.0f} us, exposed comm {:.0f} us, wait {:.0f} us (comm busy {:.0f} us)\n",
+             s.computeUs, s.exposedCommUs, s.waitUs, s.commBusyUs);
+  fmt::print(out, "# comm fraction   {:.2f}%  wait fraction {:.2f}%", 100.0 * s.commFraction, 100.0 * s.waitFraction);
+  if (c.mode == Mode::Sync) fmt::print(out, "  overlap ratio {:.2f}", s.overlapRatio);
+  fmt::print(out, "\n");
+  if (c.mode == Mode::Async)
+    fmt::print(out, "# staleness       mean {:.2f}, p50 {}, p99 {}, max {}\n", s.stalenessMean, s.stalenessP50,
+               s.stalenessP99, s.stalenessMax);
+  fmt::print(out, "# test accuracy   final {:.2f}%, best {:.2f}%\n", 100.0 * s.finalTestAccuracy, 100.0 * s.bestTestAccuracy);
+  if (s.scalingEfficiency) fmt::print(out, "# scaling eff.    {:.3f}\n", *s.scalingEfficiency);
+  if (s.stragglerSlowdown) fmt::print(out, "# straggler slow. {:.3f}x\n", *s.stragglerSlowdown);
+}
+
+}  // namespace cclab::trainer

@@ -1,0 +1,62 @@
+// What a training run does, in small parts: the model and optimiser, the parallelism, and the
+// straggler. The CLI (cli/options.h) fills it; tests build it directly.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "trainer/data/sampler.h"
+#include "trainer/model/sgd.h"
+#include "trainer/run/straggler.h"
+
+namespace cclab::trainer {
+
+enum class Mode : std::uint8_t { Sync, Async };
+Mode parseMode(std::string_view s);  // "sync", "async"; throws InvalidArgument
+std::string_view name(Mode m);
+
+// DDP's defaults (torch.nn.parallel.DistributedDataParallel): bucket_cap_mb = 25, and a first
+// bucket of 1 MiB (dist._DEFAULT_FIRST_BUCKET_BYTES) so the first allreduce starts early.
+inline constexpr std::size_t kDefaultBucketBytes = 25ULL << 20;
+inline constexpr std::size_t kDefaultFirstBucketBytes = 1ULL << 20;
+
+struct SyncConfig {
+  Backend backend = Backend::Host;
+  plan::Algorithm algorithm = plan::Algorithm::Auto;
+  std::size_t bucketBytes = kDefaultBucketBytes;
+  std::size_t firstBucketBytes = kDefaultFirstBucketBytes;
+  bool overlap = true;  // false: every bucket starts after the whole backward
+};
+
+struct AsyncConfig {
+  float dcLambda = 0.0F;  // DC-ASGD: g + lambda * g * g * (w_now - w_pulled); 0 = plain ASGD
+  int sspBound = -1;      // SSP: a worker may run at most this many pushes ahead of the slowest; -1 = none
+};
+
+struct TrainConfig {
+  Mode mode = Mode::Sync;
+  int workers = 4;
+  int epochs = 10;
+  std::int64_t batch = 256;      // global: samples per optimiser step over all workers (sync) / per push x workers (async)
+  int microBatches = 1;          // gradient accumulation: each worker's batch is split into this many
+  std::int64_t maxStepsPerEpoch = 0;  // 0: the whole epoch
+  std::vector<std::int64_t> widths{784, 256, 128, 10};
+  SgdConfig sgd;
+  std::uint64_t seed = 1;        // model initialisation and sampler shuffle
+  Remainder remainder = Remainder::Pad;
+  SyncConfig sync;
+  AsyncConfig async;
+  StragglerSpec straggler;
+  bool trace = false;            // record a Chrome-trace timeline
+
+  [[nodiscard]] std::int64_t workerBatch() const { return batch / workers; }
+};
+
+// Throws InvalidArgument naming the first problem (batch not divisible by workers x micro-batches,
+// straggler rank out of range, ...).
+void validate(const TrainConfig& c);
+
+}  // namespace cclab::trainer

@@ -1,0 +1,191 @@
+#include "trainer/sync/sync_trainer.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+#include <memory>
+#include <utility>
+#include <vector>
+
+#include "trainer/data/sampler.h"
+#include "trainer/model/mlp.h"
+#include "trainer/model/sgd.h"
+#include "trainer/run/epoch_runner.h"
+#include "trainer/run/gradient_step.h"
+#include "trainer/run/steps.h"
+#include "trainer/sync/buckets.h"
+#include "trainer/sync/comm_thread.h"
+
+namespace cclab::trainer {
+namespace {
+
+constexpr int kRoot = 0;
+
+// What every worker of one run shares (read-only during the run).
+struct SyncShared {
+  const TrainConfig& config;
+  const DataSplit& data;
+  const Mlp& model;
+  const std::vector<Bucket>& buckets;
+  GradientExchange& exchange;
+  const RunClock& clock;
+  std::int64_t stepsPerEpoch;
+};
+
+class SyncWorker {
+ public:
+  SyncWorker(int rank, const SyncShared& s)
+      : rank_(rank), s_(s), params_(static_cast<std::size_t>(s.model.layout().parameterCount())),
+        grads_(params_.size()), sgd_(s.config.sgd, s.model.layout().parameterCount()),
+        sampler_(s.data.train.size(), s.config.workers, rank, s.config.seed, s.config.remainder),
+        step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
+        throttle_(s.config.straggler.rank == rank ? s.config.straggler.factor : 1.0), trace_(s.config.trace),
+        comm_(s.exchange, rank, s.clock, s.config.trace) {}
+
+  void runEpoch(int epoch) {
+    if (epoch == 0) {
+      if (rank_ == kRoot) s_.model.initialize(params_, s_.config.seed);
+      s_.exchange.broadcast(rank_, params_, kRoot);
+    }
+    lossSum_ = 0.0;
+    samples_ = 0;
+    const std::vector<std::int64_t> shard = sampler_.indices(epoch);
+    const auto b = static_cast<std::size_t>(s_.config.workerBatch());
+    for (std::int64_t i = 0; i < s_.stepsPerEpoch; ++i)
+      runStep(epoch, i, std::span<const std::int64_t>(shard).subspan(static_cast<std::size_t>(i) * b, b));
+  }
+
+  [[nodiscard]] std::span<const float> params() const { return params_; }
+  [[nodiscard]] double lossSum() const { return lossSum_; }
+  [[nodiscard]] std::int64_t samples() const { return samples_; }
+  std::vector<StepRecord>& records() { return records_; }
+  void collectTrace(std::vector<TraceEvent>& out) {
+    comm_.stop();
+    out.insert(out.end(), trace_.events().begin(), trace_.events().end());
+    out.insert(out.end(), comm_.trace().events().begin(), comm_.trace().events().end());
+  }
+
+ private:
+  void runStep(int epoch, std::int64_t step, std::span<const std::int64_t> batch) {
+    const RunClock& clock = s_.clock;
+    const std::int64_t globalStep = epoch * s_.stepsPerEpoch + step;
+    const std::int64_t start = clock.nowNs();
+    std::size_t next = 0;
+    std::int64_t ready = -1;  // backward done: taken before the last bucket is handed over
+    const auto submitReady = [&](int layer) {
+      if (layer == 0 && ready < 0) ready = clock.nowNs();
+      while (next < s_.buckets.size() && s_.buckets[next].firstLayer >= layer) comm_.submit(s_.buckets[next++], grads_, globalStep);
+    };
+    const LayerDoneFn onLayerDone = s_.config.sync.overlap ? LayerDoneFn(submitReady) : LayerDoneFn();
+    const StepLoss loss = step_.compute(params_, batch, grads_, clock, throttle_, onLayerDone);
+    submitReady(0);
+    const std::int64_t busy = comm_.waitAll();
+    const std::int64_t done = clock.nowNs();
+    sgd_.step(params_, grads_, 1.0F / static_cast<float>(s_.config.workers));
+    const std::int64_t end = clock.nowNs();
+    trace_.add("forward+backward", computeTrack(rank_), start, ready, globalStep);
+    trace_.add("wait for gradients", computeTrack(rank_), ready, done, globalStep);
+    trace_.add("optimizer", computeTrack(rank_), done, end, globalStep);
+
+    StepRecord r;
+    r.epoch = epoch;
+    r.step = step;
+    r.rank = rank_;
+    r.startNs = start;
+    r.readyNs = ready;
+    r.doneNs = done;
+    r.endNs = end;
+    r.computeNs = (ready - start) + (end - done);
+    r.commBusyNs = busy;
+    r.lossSum = loss.lossSum;
+    r.samples = loss.samples;
+    records_.push_back(r);
+    lossSum_ += loss.lossSum;
+    samples_ += loss.samples;
+  }
+
+  int rank_;
+  const SyncShared& s_;
+  std::vector<float> params_;
+  std::vector<float> grads_;
+  Sgd sgd_;
+  DistributedSampler sampler_;
+  GradientStep step_;
+  ComputeThrottle throttle_;
+  TraceLog trace_;
+  std::vector<StepRecord> records_;
+  double lossSum_ = 0.0;
+  std::int64_t samples_ = 0;
+  CommThread comm_;  // last: its thread stops before the buffers it reduces go away
+};
+
+}  // namespace
+
+void attributeSyncWaits(std::span<StepRecord> steps) {
+  std::map<std::pair<int, std::int64_t>, std::int64_t> lastReady;
+  for (const StepRecord& r : steps) {
+    auto& t = lastReady[{r.epoch, r.step}];
+    t = std::max(t, r.readyNs);
+  }
+  for (StepRecord& r : steps) {
+    const std::int64_t blocked = r.doneNs - r.readyNs;
+    r.waitNs = std::clamp(lastReady[{r.epoch, r.step}] - r.readyNs, std::int64_t{0}, blocked);
+    r.exposedCommNs = blocked - r.waitNs;
+    r.overlappedNs = std::clamp(r.commBusyNs - blocked, std::int64_t{0}, r.commBusyNs);
+  }
+}
+
+RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator& comm, const EpochObserver& observe) {
+  validate(config);
+  if (comm.nranks() != config.workers)
+    throw InvalidArgument("communicator has " + std::to_string(comm.nranks()) + " ranks for " +
+                          std::to_string(config.workers) + " workers");
+  const Mlp model{ParameterLayout(config.widths)};
+  checkModelFitsData(model.layout(), data);
+  const std::vector<Bucket> buckets =
+      planBuckets(model.layout(), config.sync.firstBucketBytes, config.sync.bucketBytes);
+  CollectiveOptions options;
+  options.algorithm = config.sync.algorithm;
+  GradientExchange exchange(comm, options, model.layout().parameterCount());
+  const RunClock clock;
+  const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
+  const SyncShared shared{config, data, model, buckets, exchange, clock, stepsPerEpoch(config, probe.samplesPerReplica())};
+
+  std::vector<std::unique_ptr<SyncWorker>> workers;
+  for (int r = 0; r < config.workers; ++r) workers.push_back(std::make_unique<SyncWorker>(r, shared));
+
+  RunResult result;
+  result.communicator = comm.description();
+  double trainS = 0.0;
+  EpochRunnerHooks hooks;
+  hooks.runEpoch = [&](int rank, int epoch) { workers[static_cast<std::size_t>(rank)]->runEpoch(epoch); };
+  hooks.onEpochEnd = [&](int epoch, std::int64_t epochNs) {
+    double lossSum = 0.0;
+    std::int64_t samples = 0;
+    for (const auto& w : workers) {
+      lossSum += w->lossSum();
+      samples += w->samples();
+    }
+    trainS += static_cast<double>(epochNs) / kNsPerS;
+    const EvalResult test = evaluate(model, workers.front()->params(), data.test);
+    result.epochs.push_back(makeEpochRecord(epoch, lossSum, samples, test, epochNs, trainS));
+    if (observe) observe(result.epochs.back());
+  };
+  const std::int64_t trainNs = runEpochs(config.workers, config.epochs, clock, hooks);
+
+  result.trainTimeS = static_cast<double>(trainNs) / kNsPerS;
+  for (auto& w : workers) {
+    w->collectTrace(result.trace);
+    result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
+    for (const StepRecord& r : w->records()) result.samples += r.samples;
+  }
+  attributeSyncWaits(result.steps);
+  const auto root = workers.front()->params();
+  result.finalParams.assign(root.begin(), root.end());
+  for (const auto& w : workers)
+    for (std::size_t i = 0; i < root.size(); ++i)
+      result.replicaDivergence = std::max(result.replicaDivergence, static_cast<double>(std::abs(w->params()[i] - root[i])));
+  return result;
+}
+
+}  // namespace cclab::trainer
