@@ -29,6 +29,7 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
   using plan::Algorithm;
   if (args.collective != plan::Collective::AllReduce) return Algorithm::Ring;
   const auto bytes = static_cast<std::size_t>(args.count) * sizeOf(args.type);
+  if (bytes <= kAutoTinyBytes) return Algorithm::RecursiveDoubling;
   return (bytes <= kAutoSmallBytes && nranks > 2) ? Algorithm::HalvingDoubling : Algorithm::Ring;
 }
 

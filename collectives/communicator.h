@@ -123,8 +123,11 @@ class Communicator {
 };
 
 // auto's rule, shared by all backends (documented in docs/collectives.md): allreduce messages up to
-// kAutoSmallBytes use recursive halving-doubling (fewest steps: 2·log2 p), larger ones the ring
-// (bandwidth-optimal); other collectives use their ring/chain.
+// kAutoTinyBytes use recursive doubling (log2 p steps, whole vectors), up to kAutoSmallBytes on more
+// than two ranks recursive halving-doubling (2·log2 p steps, halving volumes), larger ones the ring
+// (bandwidth-optimal); other collectives use their ring/chain. Thresholds from host measurements at
+// 4 ranks (docs/results/cpu-peers.md): rd beats rhd up to 16 KiB, rhd beats the ring up to 64 KiB.
+inline constexpr std::size_t kAutoTinyBytes = 16 * 1024;
 inline constexpr std::size_t kAutoSmallBytes = 64 * 1024;
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 

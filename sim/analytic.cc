@@ -62,6 +62,7 @@ Micros predict(const Schedule& s, const CostParams& k) {
         }
         case Algorithm::Tree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::DoubleBinaryTree: return doubleBinaryTreeAllReduce(p, n, roundsOf(s.count / 2, S), k);
+        case Algorithm::RecursiveDoubling: return recursiveDoublingAllReduce(p, s.count, e, S, k);
         default: return halvingDoublingAllReduce(p, s.count, e, S, k);
       }
     case Collective::ReduceScatter: return ringReduceScatter(p, n, roundsOf(s.count, S), k);

@@ -62,6 +62,10 @@ Micros treeReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
 // analytic_rhd.cc (count in elements: the step sizes halve blocks of whole elements)
 Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t elemSize, std::int64_t sliceElems,
                                 const CostParams& c);
+// Recursive doubling allreduce (allreduce_rd.cc): log2(q) whole-vector exchanges, a final copy,
+// and the fold/unfold of the p - q extra ranks (exact for p a power of two, else an upper bound).
+Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t elemSize, std::int64_t sliceElems,
+                                  const CostParams& k);
 // analytic_chain.cc
 Micros chainBroadcast(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
 Micros chainReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);

@@ -46,4 +46,26 @@ Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::
   return t;
 }
 
+// Recursive doubling (collectives/plan/allreduce_rd.cc; Thakur, Rabenseifner & Gropp 2005). Each of
+// the log2(q) steps is a phase of R slice rounds, each round a full exchange of b = n/R bytes:
+//   log2(q)·(R·α + nβ + nγ) + nδ (the final copy to the output)
+// and when p is not a power of two the fold before (as above) and, after the copy, a one-way stream
+// of the result to the folded rank: + α + nβ with one slice. Exact with one slice per op when p is a
+// power of two; otherwise an upper bound (ranks that did not fold overlap the fold with their first
+// step; the replay is within a fold of it).
+Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::int64_t slice, const CostParams& k) {
+  const double n = static_cast<double>(count * e);
+  if (p == 1) return n * k.delta;
+  const int q = static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
+  const auto R = static_cast<double>(roundsOf(count, slice));
+  const double steps = std::countr_zero(static_cast<unsigned>(q));
+  Micros t = steps * (R * k.alpha + n * k.beta + n * k.gamma) + n * k.delta;
+  if (p != q) {
+    const double b0 = n / R;
+    t += (k.alpha + b0 * k.beta + b0 * k.gamma) + (R - 1) * std::max(b0 * k.beta, b0 * k.gamma);
+    t += k.alpha + n * k.beta;
+  }
+  return t;
+}
+
 }  // namespace cclab::sim

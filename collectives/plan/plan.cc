@@ -37,7 +37,7 @@ bool hasGenerator(Collective c, Algorithm a) {
   switch (c) {
     case Collective::AllReduce:
       return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::DoubleBinaryTree ||
-             a == Algorithm::HalvingDoubling;
+             a == Algorithm::HalvingDoubling || a == Algorithm::RecursiveDoubling;
     case Collective::ReduceScatter:
     case Collective::AllGather: return a == Algorithm::Ring;
     case Collective::Broadcast:
@@ -60,6 +60,7 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
         case Algorithm::Ring: return allReduceRing(nranks, count);
         case Algorithm::Tree: return allReduceTree(nranks, count);
         case Algorithm::DoubleBinaryTree: return allReduceDoubleBinaryTree(nranks, count);
+        case Algorithm::RecursiveDoubling: return allReduceRecursiveDoubling(nranks, count);
         default: return allReduceHalvingDoubling(nranks, count);
       }
     case Collective::ReduceScatter: return reduceScatterRing(nranks, count);
@@ -94,6 +95,7 @@ std::string_view name(Algorithm a) {
     case Algorithm::HalvingDoubling: return "rhd";
     case Algorithm::Chain: return "chain";
     case Algorithm::Auto: return "auto";
+    case Algorithm::RecursiveDoubling: return "rd";
   }
   return "?";
 }
@@ -119,9 +121,9 @@ std::string_view name(Buf b) {
 
 Algorithm parseAlgorithm(std::string_view s) {
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
-                      Algorithm::Chain, Algorithm::Auto})
+                      Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Auto})
     if (s == name(a)) return a;
-  throw std::invalid_argument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, chain, auto)");
+  throw std::invalid_argument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, rd, chain, auto)");
 }
 
 Collective parseCollective(std::string_view s) {

@@ -27,9 +27,10 @@ namespace cclab::plan {
 enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
 
 // Ring, Tree (binary, pipelined), DoubleBinaryTree (two complementary trees, half the data each),
-// HalvingDoubling (Rabenseifner), Chain (pipelined chain; broadcast and reduce only). Auto is resolved
-// by the Communicator before a plan is generated.
-enum class Algorithm : std::uint8_t { Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto };
+// HalvingDoubling (Rabenseifner), RecursiveDoubling (whole-vector exchanges, for small messages),
+// Chain (pipelined chain; broadcast and reduce only). Auto is resolved by the Communicator before a
+// plan is generated.
+enum class Algorithm : std::uint8_t { Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto, RecursiveDoubling };
 
 enum class Buf : std::uint8_t { Input, Output, Scratch };
 
@@ -88,6 +89,7 @@ Plan allReduceRing(int nranks, std::int64_t count);
 Plan allReduceTree(int nranks, std::int64_t count);
 Plan allReduceDoubleBinaryTree(int nranks, std::int64_t count);
 Plan allReduceHalvingDoubling(int nranks, std::int64_t count);
+Plan allReduceRecursiveDoubling(int nranks, std::int64_t count);
 Plan reduceScatterRing(int nranks, std::int64_t count);
 Plan allGatherRing(int nranks, std::int64_t count);
 Plan broadcastChain(int nranks, std::int64_t count, int root);
@@ -112,7 +114,7 @@ std::string_view name(Collective c);
 std::string_view name(Algorithm a);
 std::string_view name(OpKind k);
 std::string_view name(Buf b);
-// Parse "ring", "tree", "dbtree", "rhd", "chain", "auto"; throws std::invalid_argument otherwise.
+// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "auto"; throws std::invalid_argument otherwise.
 Algorithm parseAlgorithm(std::string_view s);
 Collective parseCollective(std::string_view s);
 

@@ -78,7 +78,7 @@ TEST(HostBackend, AllReduceEveryAlgorithmAgainstTheExactReference) {
   for (int p : {1, 2, 3, 4, 5, 8, 9}) {
     auto comm = makeCommunicator(Backend::Host, {p});
     for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
-                        Algorithm::Auto})
+                        Algorithm::RecursiveDoubling, Algorithm::Auto})
       for (std::int64_t n : {std::int64_t{0}, std::int64_t{1}, std::int64_t{p + 1}, std::int64_t{100003}})
         for (bool inPlace : {false, true}) {
           const Case run{Collective::AllReduce, a, p, n, DataType::Float32, ReduceOp::Sum, inPlace, 4096};
@@ -92,7 +92,8 @@ TEST(HostBackend, EveryTypeAndOp) {
   auto comm = makeCommunicator(Backend::Host, {5});
   for (DataType t : kAllDataTypes)
     for (ReduceOp op : kAllReduceOps)
-      for (Algorithm a : {Algorithm::Ring, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling}) {
+      for (Algorithm a : {Algorithm::Ring, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
+                          Algorithm::RecursiveDoubling}) {
         const Case run{Collective::AllReduce, a, 5, 7919, t, op, false, 512};
         EXPECT_EQ(wrongAfter(*comm, run, 7), 0U) << name(t) << " " << name(op) << " " << plan::name(a);
       }

@@ -19,7 +19,7 @@ struct Case {
 
 const Case kCases[] = {
     {Collective::AllReduce, Algorithm::Ring},        {Collective::AllReduce, Algorithm::Tree},
-    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling},
+    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling}, {Collective::AllReduce, Algorithm::RecursiveDoubling},
     {Collective::ReduceScatter, Algorithm::Ring},    {Collective::AllGather, Algorithm::Ring},
     {Collective::Broadcast, Algorithm::Chain},       {Collective::Broadcast, Algorithm::Tree},
     {Collective::Reduce, Algorithm::Chain},          {Collective::Reduce, Algorithm::Tree},

@@ -97,7 +97,7 @@ void check(const Case& c, int p, std::int64_t n, DataType t, ReduceOp op, std::i
 
 const Case kCases[] = {
     {Collective::AllReduce, Algorithm::Ring},        {Collective::AllReduce, Algorithm::Tree},
-    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling},
+    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling}, {Collective::AllReduce, Algorithm::RecursiveDoubling},
     {Collective::ReduceScatter, Algorithm::Ring},    {Collective::AllGather, Algorithm::Ring},
     {Collective::Broadcast, Algorithm::Chain},       {Collective::Broadcast, Algorithm::Tree},
     {Collective::Reduce, Algorithm::Chain},          {Collective::Reduce, Algorithm::Tree},
