@@ -8,22 +8,12 @@
 
 #include "collectives/plan/binary_tree.h"
 #include "collectives/plan/validate.h"
+#include "tests/plan/generator_cases.h"
 
 namespace cclab::plan {
 namespace {
 
-struct Case {
-  Collective collective;
-  Algorithm algorithm;
-};
-
-const Case kCases[] = {
-    {Collective::AllReduce, Algorithm::Ring},        {Collective::AllReduce, Algorithm::Tree},
-    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling}, {Collective::AllReduce, Algorithm::RecursiveDoubling},
-    {Collective::ReduceScatter, Algorithm::Ring},    {Collective::AllGather, Algorithm::Ring},
-    {Collective::Broadcast, Algorithm::Chain},       {Collective::Broadcast, Algorithm::Tree},
-    {Collective::Reduce, Algorithm::Chain},          {Collective::Reduce, Algorithm::Tree},
-};
+using Case = testing::GeneratorCase;
 
 class GeneratorTest : public ::testing::TestWithParam<Case> {};
 
@@ -44,9 +34,8 @@ TEST_P(GeneratorTest, ValidForEveryRankCountAndAwkwardCounts) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, GeneratorTest, ::testing::ValuesIn(kCases), [](const auto& info) {
-  return std::string(name(info.param.collective)) + "_" + std::string(name(info.param.algorithm));
-});
+INSTANTIATE_TEST_SUITE_P(All, GeneratorTest, ::testing::ValuesIn(testing::kGeneratorCases),
+                         [](const auto& info) { return testing::caseName(info.param); });
 
 TEST(Generators, PlanSizeGrowsWithStepsNotBytes) {
   const Plan small = allReduceRing(8, 1000);

@@ -8,14 +8,12 @@
 
 #include "collectives/core/test_data.h"
 #include "collectives/plan/interpret.h"
+#include "tests/plan/generator_cases.h"
 
 namespace cclab::plan {
 namespace {
 
-struct Case {
-  Collective collective;
-  Algorithm algorithm;
-};
+using Case = testing::GeneratorCase;
 
 // Runs `plan` on bytes of type t: the combine step reduces one element through hostReduceFn.
 template <std::size_t W>
@@ -95,14 +93,6 @@ void check(const Case& c, int p, std::int64_t n, DataType t, ReduceOp op, std::i
   }
 }
 
-const Case kCases[] = {
-    {Collective::AllReduce, Algorithm::Ring},        {Collective::AllReduce, Algorithm::Tree},
-    {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling}, {Collective::AllReduce, Algorithm::RecursiveDoubling},
-    {Collective::ReduceScatter, Algorithm::Ring},    {Collective::AllGather, Algorithm::Ring},
-    {Collective::Broadcast, Algorithm::Chain},       {Collective::Broadcast, Algorithm::Tree},
-    {Collective::Reduce, Algorithm::Chain},          {Collective::Reduce, Algorithm::Tree},
-};
-
 class InterpreterTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(InterpreterTest, EveryTypeOpRankCountAndAwkwardCount) {
@@ -119,9 +109,8 @@ TEST_P(InterpreterTest, EveryTypeOpRankCountAndAwkwardCount) {
         }
 }
 
-INSTANTIATE_TEST_SUITE_P(All, InterpreterTest, ::testing::ValuesIn(kCases), [](const auto& info) {
-  return std::string(name(info.param.collective)) + "_" + std::string(name(info.param.algorithm));
-});
+INSTANTIATE_TEST_SUITE_P(All, InterpreterTest, ::testing::ValuesIn(testing::kGeneratorCases),
+                         [](const auto& info) { return testing::caseName(info.param); });
 
 TEST(TestData, ReferenceDetectsASingleWrongElement) {
   const DataSpec spec{DataType::Float32, ReduceOp::Sum, 4, 7};
