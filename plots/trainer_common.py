@@ -1,6 +1,8 @@
 """Shared helpers for the trainer plots: reading cclab-train -J files (schema cclab-train/1,
 docs/trainer.md) and naming runs. Reads JSON only; never imports C++."""
+import argparse
 import json
+import sys
 import statistics
 
 SCHEMA = "cclab-train/1"
@@ -73,3 +75,30 @@ def median_samples_per_s(runs):
         return statistics.median(r["summary"]["samples_per_s"] for r in runs)
     except KeyError as e:
         raise InputError(f"a report's summary lacks {e}") from e
+
+
+def run_cli(prog, doc, draw, argv=None, labels=False):
+    """The trainer plots' shared command line: FILES... -o PNG [--label L ...] [--title T].
+
+    draw(runs, labels, output, title) when labels is true, else draw(runs, output, title). Bad input
+    prints one line and returns 2."""
+    p = argparse.ArgumentParser(prog=prog, description=doc, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("files", nargs="+", help="cclab-train -J files")
+    p.add_argument("-o", "--output", required=True, help="PNG to write")
+    if labels:
+        p.add_argument("--label", action="append", help="one per file, in order")
+    p.add_argument("--title")
+    args = p.parse_args(argv)
+    try:
+        runs = load_runs(args.files)
+        if labels:
+            draw(runs, labels_for(runs, args.label), args.output, args.title)
+        else:
+            draw(runs, args.output, args.title)
+    except KeyError as e:
+        print(f"{prog}: a report's summary lacks {e}", file=sys.stderr)
+        return 2
+    except InputError as e:
+        print(f"{prog}: {e}", file=sys.stderr)
+        return 2
+    return 0

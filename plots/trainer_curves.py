@@ -6,7 +6,6 @@
 Reads cclab-train -J files (docs/trainer.md); labels come from each run's config unless --label
 gives them. Time is training time (evaluation excluded), the epochs' "time_s".
 """
-import argparse
 import sys
 
 import matplotlib
@@ -14,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import InputError, labels_for, load_runs, machine_note  # noqa: E402
+from trainer_common import machine_note, run_cli  # noqa: E402
 
 PROG = "trainer_curves.py"
 PERCENT = 100.0
@@ -51,19 +50,7 @@ def plot(runs, labels, out, title):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", nargs="+", help="cclab-train -J files")
-    p.add_argument("-o", "--output", required=True, help="PNG to write")
-    p.add_argument("--label", action="append", help="one per file, in order")
-    p.add_argument("--title")
-    args = p.parse_args(argv)
-    try:
-        runs = load_runs(args.files)
-        plot(runs, labels_for(runs, args.label), args.output, args.title)
-    except InputError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(PROG, __doc__, plot, argv, labels=True)
 
 
 if __name__ == "__main__":

@@ -7,7 +7,6 @@ Efficiency(N) = samples/s(N) / (N x samples/s(1)), against the same mode's 1-wor
 must be among the files). Repeated runs of one configuration are combined by their median
 samples/s. Runs with a straggler are ignored.
 """
-import argparse
 import sys
 
 import matplotlib
@@ -15,7 +14,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import InputError, load_runs, machine_note, median_samples_per_s, straggler_factor  # noqa: E402
+from trainer_common import InputError, machine_note, median_samples_per_s, run_cli, straggler_factor  # noqa: E402
 
 PROG = "trainer_scaling.py"
 
@@ -59,17 +58,7 @@ def plot(runs, out, title):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", nargs="+", help="cclab-train -J files")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--title")
-    args = p.parse_args(argv)
-    try:
-        plot(load_runs(args.files), args.output, args.title)
-    except InputError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(PROG, __doc__, plot, argv, labels=False)
 
 
 if __name__ == "__main__":

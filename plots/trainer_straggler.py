@@ -9,7 +9,6 @@ Each mode needs a run without --straggler among the files. Repeated runs of one 
 (mode, workers, factor) are combined by their median samples/s. The line y = factor is the fully
 synchronous worst case.
 """
-import argparse
 import sys
 
 import matplotlib
@@ -17,7 +16,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import InputError, load_runs, machine_note, median_samples_per_s, straggler_factor  # noqa: E402
+from trainer_common import InputError, machine_note, median_samples_per_s, run_cli, straggler_factor  # noqa: E402
 
 PROG = "trainer_straggler.py"
 
@@ -57,17 +56,7 @@ def plot(runs, out, title):
 
 
 def main(argv=None):
-    p = argparse.ArgumentParser(prog=PROG, description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("files", nargs="+", help="cclab-train -J files")
-    p.add_argument("-o", "--output", required=True)
-    p.add_argument("--title")
-    args = p.parse_args(argv)
-    try:
-        plot(load_runs(args.files), args.output, args.title)
-    except InputError as e:
-        print(f"{PROG}: {e}", file=sys.stderr)
-        return 2
-    return 0
+    return run_cli(PROG, __doc__, plot, argv, labels=False)
 
 
 if __name__ == "__main__":
