@@ -18,6 +18,7 @@
 
 #include "collectives/core/dtype.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/straggler.h"
 #include "collectives/plan/plan.h"
 
 namespace cclab {
@@ -26,18 +27,13 @@ enum class Backend : std::uint8_t { Host, Cuda, Nccl };
 std::string_view name(Backend b);
 Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl"; throws InvalidArgument
 
-// One rank that arrives late at every collective (the group's wait becomes visible).
-struct Straggler {
-  int rank = -1;  // -1: none
-  std::chrono::microseconds delay{0};
-};
 
 // Per-call options, in the shape of gloo's AllreduceOptions.
 struct CollectiveOptions {
   plan::Algorithm algorithm = plan::Algorithm::Auto;
   std::size_t sliceBytes = 0;  // pipeline slice; 0: the backend's default
   std::chrono::milliseconds timeout{30000};
-  Straggler straggler;
+  Straggler straggler;  // executors honour startDelay (the rank arrives late at every collective)
 };
 
 struct CollectiveArgs {

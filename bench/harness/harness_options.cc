@@ -8,7 +8,6 @@ namespace cclab::bench {
 namespace {
 
 // A day: any longer "delay" or "timeout" is a typo.
-constexpr std::int64_t kMaxDelayUs = std::int64_t{86400} * 1000 * 1000;
 constexpr std::int64_t kMaxTimeoutMs = std::int64_t{86400} * 1000;
 
 void setTypes(DataSelection& d, std::string_view v) {
@@ -31,13 +30,15 @@ void setOps(DataSelection& d, std::string_view v) {
 
 }  // namespace
 
-Straggler parseStraggler(std::string_view text) {
-  const auto colon = text.find(':');
-  if (colon == std::string_view::npos) throw UsageError("'" + std::string(text) + "' is not RANK:DELAY_US");
-  Straggler s;
-  s.rank = static_cast<int>(parseInteger(text.substr(0, colon), 0, kMaxRanks - 1, "straggler rank"));
-  s.delay = std::chrono::microseconds(parseInteger(text.substr(colon + 1), 0, kMaxDelayUs, "straggler delay (us)"));
-  return s;
+Straggler parseBenchStraggler(std::string_view text) {
+  try {
+    Straggler s = parseStraggler(text, BareNumber::DelayMicroseconds);  // RANK:DELAY_US stays accepted
+    if (s.computeFactor != 1.0 || s.linkFactor != 1.0)
+      throw UsageError("--straggler '" + std::string(text) + "': the benchmarks inject only delay= (a late start)");
+    return s;
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
@@ -58,8 +59,8 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
                 [&o](std::string_view v) { o.comm.algorithm = plan::parseAlgorithm(v); });
   cli.addOption('\0', "slice", "SIZE", "pipeline slice in bytes, K/M/G suffix (default: the backend's)",
                 [&o](std::string_view v) { o.comm.sliceBytes = parseSize(v); });
-  cli.addOption('\0', "straggler", "RANK:DELAY_US", "this rank arrives DELAY_US late at every collective",
-                [&o](std::string_view v) { o.comm.straggler = parseStraggler(v); });
+  cli.addOption('\0', "straggler", "RANK:delay=T", "this rank arrives T late at every collective (100us, 2ms; RANK:DELAY_US also)",
+                [&o](std::string_view v) { o.comm.straggler = parseBenchStraggler(v); });
   cli.addOption('\0', "timeout", "MS", "bound on every wait inside a collective (default 30000)", [&o](std::string_view v) {
     o.comm.timeout = std::chrono::milliseconds(parseInteger(v, 1, kMaxTimeoutMs, "timeout (ms)"));
   });

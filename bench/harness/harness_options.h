@@ -49,7 +49,7 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o);
 // collective. Throws UsageError.
 void validate(const HarnessOptions& o, plan::Collective c);
 
-// "3:500" -> rank 3, 500 us; throws UsageError.
-Straggler parseStraggler(std::string_view text);
+// "3:delay=500us" (or the old "3:500") -> rank 3 arrives 500 us late; throws UsageError.
+Straggler parseBenchStraggler(std::string_view text);
 
 }  // namespace cclab::bench

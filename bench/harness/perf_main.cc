@@ -58,7 +58,7 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
                    {"slice_bytes", o.comm.sliceBytes},
                    {"timeout_ms", o.comm.timeout.count()},
                    {"straggler_rank", o.comm.straggler.rank},
-                   {"straggler_delay_us", o.comm.straggler.delay.count()}};
+                   {"straggler_delay_us", std::chrono::duration<double, std::micro>(o.comm.straggler.startDelay).count()}};
   return info;
 }
 

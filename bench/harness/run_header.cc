@@ -16,7 +16,7 @@ std::string stepText(const SweepOptions& s) {
 
 std::string stragglerText(const Straggler& s) {
   if (s.rank < 0) return "none";
-  return "rank " + std::to_string(s.rank) + " +" + std::to_string(s.delay.count()) + " us";
+  return format(s);
 }
 
 }  // namespace

@@ -134,9 +134,9 @@ class CudaCommunicator final : public Communicator {
     call.type = args.type;
     call.op = args.op;
     call.timeoutNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.timeout).count());
-    if (options.straggler.rank >= 0 && options.straggler.rank < p && options.straggler.delay.count() > 0) {
+    if (options.straggler.rank >= 0 && options.straggler.rank < p && options.straggler.startDelay.count() > 0) {
       call.stragglerRank = options.straggler.rank;
-      call.stragglerDelayNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.straggler.delay).count());
+      call.stragglerDelayNs = static_cast<std::uint64_t>(options.straggler.startDelay.count());
     }
     const LoweredPlan& lp = *call.lowered;
     for (int r = 0; r < p; ++r) {  // memory and events first: nothing may allocate during a capture

@@ -103,7 +103,7 @@ class HostCommunicator final : public Communicator {
     const std::size_t slice = options.sliceBytes ? options.sliceBytes : kDefaultSliceBytes;
     ro.sliceElems = static_cast<std::int64_t>(std::max<std::size_t>(1, slice / elem));
     ro.timeout = options.timeout;
-    if (options.straggler.rank == rank) ro.startDelay = options.straggler.delay;
+    if (options.straggler.rank == rank) ro.startDelay = options.straggler.startDelay;
     const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),
                          scratch.data()};
     executor_.run(rank, *plan, mem, ro);

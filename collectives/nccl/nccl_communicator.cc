@@ -149,10 +149,10 @@ class NcclCommunicator final : public Communicator {
   void remember(const CollectiveOptions& options) { timeout_ = options.timeout; }
 
   void straggle(int rank, const CollectiveOptions& options) {
-    if (options.straggler.rank != rank || options.straggler.delay.count() <= 0) return;
+    if (options.straggler.rank != rank || options.straggler.startDelay.count() <= 0) return;
     cuda::DeviceGuard guard(rank);
     cuda::launchSpin(streams_[static_cast<std::size_t>(rank)].get(),
-                     static_cast<std::uint64_t>(std::chrono::nanoseconds(options.straggler.delay).count()));
+                     static_cast<std::uint64_t>(options.straggler.startDelay.count()));
   }
 
   void enqueue(int rank, const CollectiveArgs& a, RankBuffers b) {

@@ -107,7 +107,7 @@ TEST(PerfTools, StragglerAndSliceAndAggregationRun) {
                                                            "-a", "3", "--timeout", "20000"}));
   ASSERT_EQ(run.status, 0) << run.err;
   expectWellFormed(parseTable(run.out), "all_reduce_perf", 2, 6);
-  EXPECT_NE(run.out.find("straggler: rank 1 +50 us"), std::string::npos);
+  EXPECT_NE(run.out.find("straggler: 1:delay=50us"), std::string::npos);
 }
 
 TEST(PerfTools, JsonMatchesTheTable) {

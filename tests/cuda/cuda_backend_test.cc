@@ -246,7 +246,7 @@ TEST(CudaBackend, LowLatencySpinsAreBoundedAndReportATimeout) {
   std::vector<RankBuffers> rb{{bufs[0].data(), bufs[0].data()}, {bufs[1].data(), bufs[1].data()}};
   CollectiveOptions o;
   o.timeout = std::chrono::milliseconds(100);
-  o.straggler = {1, std::chrono::milliseconds(1500)};  // rank 1 starts long after rank 0 gives up
+  o.straggler = {.rank = 1, .startDelay = std::chrono::milliseconds(1500)};  // rank 1 starts long after rank 0 gives up
   comm->runGroup({Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0}, rb, o);
   try {
     comm->synchronize();
@@ -270,7 +270,7 @@ TEST(CudaBackend, StragglerDelaysTheWholeGroup) {
       rb.push_back({bufs.back().data(), bufs.back().data()});
     }
     CollectiveOptions o;
-    o.straggler = {2, std::chrono::milliseconds(50)};
+    o.straggler = {.rank = 2, .startDelay = std::chrono::milliseconds(50)};
     const CollectiveArgs args{Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0};
     comm->runGroup(args, rb, o);  // warm-up (graph capture, table upload)
     comm->synchronize();

@@ -176,7 +176,7 @@ TEST(HostBackend, StragglerDelaysTheWholeGroup) {
   std::vector<float> a(16, 1.0F), b(16, 2.0F), oa(16), ob(16);
   const RankBuffers bufs[] = {{a.data(), oa.data()}, {b.data(), ob.data()}};
   CollectiveOptions o;
-  o.straggler = {1, std::chrono::microseconds(20000)};
+  o.straggler = {.rank = 1, .startDelay = std::chrono::microseconds(20000)};
   const auto start = std::chrono::steady_clock::now();
   comm->runGroup({Collective::AllReduce, 16, DataType::Float32, ReduceOp::Sum, 0}, bufs, o);
   EXPECT_GE(std::chrono::steady_clock::now() - start, std::chrono::milliseconds(20));
