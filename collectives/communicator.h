@@ -101,6 +101,8 @@ class Communicator {
   virtual Buffer allocate(int rank, std::size_t bytes) = 0;
   virtual void copyToRank(int rank, void* dst, const void* hostSrc, std::size_t bytes) = 0;
   virtual void copyFromRank(int rank, void* hostDst, const void* src, std::size_t bytes) = 0;
+  // Sets `bytes` of rank memory to zero where it lives (a device memset on GPU backends: no host copy).
+  virtual void zeroOnRank(int rank, void* dst, std::size_t bytes) = 0;
 
   // The algorithm a call will use: `requested`, or auto's choice (see docs/collectives.md).
   [[nodiscard]] virtual plan::Algorithm resolve(const CollectiveArgs& args, plan::Algorithm requested) const;

@@ -5,13 +5,8 @@
 namespace cclab::bench {
 namespace {
 
-// Writes zeros over a whole buffer through the backend's copy, in bounded chunks of host memory.
-void touch(Communicator& comm, int rank, const Buffer& b) {
-  constexpr std::size_t kChunk = std::size_t{16} << 20;
-  static const std::vector<std::byte> zeros(kChunk);
-  for (std::size_t off = 0; off < b.bytes(); off += kChunk)
-    comm.copyToRank(rank, static_cast<std::byte*>(b.data()) + off, zeros.data(), std::min(kChunk, b.bytes() - off));
-}
+// Writes zeros over a whole buffer where it lives (first touch on the host, a memset on a GPU).
+void touch(Communicator& comm, int rank, const Buffer& b) { comm.zeroOnRank(rank, b.data(), b.bytes()); }
 
 }  // namespace
 

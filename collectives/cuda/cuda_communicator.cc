@@ -93,6 +93,13 @@ class CudaCommunicator final : public Communicator {
   }
   void copyToRank(int rank, void* dst, const void* hostSrc, std::size_t bytes) override { copy(rank, dst, hostSrc, bytes); }
   void copyFromRank(int rank, void* hostDst, const void* src, std::size_t bytes) override { copy(rank, hostDst, src, bytes); }
+  void zeroOnRank(int rank, void* dst, std::size_t bytes) override {
+    RankState& rs = context_.rank(checkRank(rank));
+    if (bytes == 0) return;
+    DeviceGuard guard(rs.device());
+    CCLAB_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, rs.stream()));
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(rs.stream()));
+  }
 
  private:
   int checkRank(int rank) const {

@@ -42,10 +42,19 @@ __device__ inline void fence(bool sys) {
 }
 
 // Bounded spinning for one thread: past the deadline it reports and raises the abort word.
+//
+// Who reports: the report should name the rank that is late, and any stuck waiter could win the race
+// to write it. So the waits are ranked, and a lower-ranked waiter past its deadline keeps spinning for
+// a grace period per rank level before it may report (it still stops at once when the abort word rises):
+//   0. a rank's first block waiting for ANOTHER rank to start (names a rank that never began),
+//   1. a rank's first block waiting for another rank's step,
+//   2. everything else: a rank's other blocks (they wait on the same things as the first), and waits
+//      on the rank's own progress (its sibling blocks, or its own late start as a straggler).
 class Spinner {
  public:
-  __device__ Spinner(const LlKernelParams& p, int rank)
-      : p_(p), rank_(rank), deadline_(globalTimer() + p.timeoutNs) {}
+  __device__ Spinner(const LlKernelParams& p, int rank, bool firstBlock)
+      : p_(p), rank_(rank), firstBlock_(firstBlock), deadline_(globalTimer() + p.timeoutNs),
+        graceNs_(p.timeoutNs / kGraceDivisor > kMinGraceNs ? p.timeoutNs / kGraceDivisor : kMinGraceNs) {}
 
   // Waits until *word >= target; false on timeout or abort.
   __device__ bool waitAtLeast(const unsigned long long* word, unsigned long long target, int waitedRank, int waitedStep) {
@@ -63,10 +72,21 @@ class Spinner {
 
  private:
   static constexpr unsigned int kCheckEvery = 63;  // poll abort and clock every 64 spins
+  // Grace per level: a quarter of the timeout (all blocks start within microseconds of each other, so
+  // the preferred reporter is past its deadline long before), at least 1 ms (the clock's granularity
+  // and a block's polling period are far below that).
+  static constexpr unsigned long long kGraceDivisor = 4;
+  static constexpr unsigned long long kMinGraceNs = 1000000;
+
+  __device__ unsigned long long reportLevel(int waitedRank, int waitedStep) const {
+    if (!firstBlock_ || waitedRank == rank_) return 2;
+    return waitedStep < 0 ? 0 : 1;
+  }
 
   __device__ bool stillOk(int waitedRank, int waitedStep) {
     if (*static_cast<volatile unsigned int*>(p_.abortFlag) != 0) return false;
-    if (globalTimer() < deadline_) return true;
+    const unsigned long long now = globalTimer();
+    if (now < deadline_ + reportLevel(waitedRank, waitedStep) * graceNs_) return true;
     if (atomicCAS(p_.abortFlag, 0U, 1U) == 0U) {  // the first on this device reports
       volatile LlErrorReport* r = p_.report;
       r->rank = rank_;
@@ -81,7 +101,9 @@ class Spinner {
 
   const LlKernelParams& p_;
   int rank_;
+  bool firstBlock_;
   unsigned long long deadline_;
+  unsigned long long graceNs_;
 };
 
 template <class E, class Op>
@@ -95,7 +117,7 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
   const bool sys = p.systemScope != 0;
   const unsigned long long base = p.seq << 32;
   const bool leader = bi == 0 && threadIdx.x == 0;
-  Spinner spin(p, rank);
+  Spinner spin(p, rank, bi == 0);
 
   if (leader) {  // this rank starts (late, if it is the straggler)
     if (rank == p.stragglerRank) {  // arrives late, but not after the others gave up

@@ -28,10 +28,15 @@ LlStep toLlStep(const Step& s, std::int32_t waitBegin) {
   return o;
 }
 
+// Copies a table to the device on `stream`, the stream the persistent kernel runs on, so the kernel is
+// ordered after the copy (a plain cudaMemcpy would use the legacy default stream, which does not order
+// the non-blocking streams the ranks use). From pageable memory the call returns once `v` was staged,
+// so `v` may be freed afterwards.
 template <class T>
-DeviceMemory upload(int device, const std::vector<T>& v) {
+DeviceMemory upload(int device, cudaStream_t stream, const std::vector<T>& v) {
   DeviceMemory mem(device, std::max<std::size_t>(1, v.size()) * sizeof(T));
-  if (!v.empty()) CCLAB_CUDA_CHECK(cudaMemcpy(mem.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice));
+  if (!v.empty())
+    CCLAB_CUDA_CHECK(cudaMemcpyAsync(mem.get(), v.data(), v.size() * sizeof(T), cudaMemcpyHostToDevice, stream));
   return mem;
 }
 
@@ -58,11 +63,12 @@ LowLatencyOrdering::LowLatencyOrdering(CudaContext& context) : context_(context)
     s.device = d;
     s.ranks = map.ranksOf(d);
     s.flags = DeviceMemory(d, flagsBytes(s.ranks.size()));
-    {
-      DeviceGuard guard(d);
-      CCLAB_CUDA_CHECK(cudaMemset(s.flags.get(), 0, s.flags.bytes()));
-    }
     s.stream = context.rank(s.ranks.front()).stream();
+    {
+      DeviceGuard guard(d);  // on the kernel's stream (see upload), then settled before any call
+      CCLAB_CUDA_CHECK(cudaMemsetAsync(s.flags.get(), 0, s.flags.bytes(), s.stream));
+      CCLAB_CUDA_CHECK(cudaStreamSynchronize(s.stream));
+    }
     devices_.push_back(std::move(s));
   }
   reports_ = MappedHostMemory(0, sizeof(LlErrorReport) * devices_.size());
@@ -70,7 +76,13 @@ LowLatencyOrdering::LowLatencyOrdering(CudaContext& context) : context_(context)
 
 const std::vector<LowLatencyOrdering::DeviceTables>& LowLatencyOrdering::tablesFor(const PreparedCall& call) {
   if (auto it = tables_.find(call.planKey); it != tables_.end()) return it->second;
-  if (tables_.size() >= kMaxTables) tables_.clear();
+  if (tables_.size() >= kMaxTables) {  // a queued kernel may still read a table: drain before freeing
+    for (const DeviceState& d : devices_) {
+      DeviceGuard guard(d.device);
+      CCLAB_CUDA_CHECK(cudaStreamSynchronize(d.stream));
+    }
+    tables_.clear();
+  }
   const LoweredPlan& lp = *call.lowered;
   std::vector<DeviceTables> all;
   for (const DeviceState& d : devices_) {
@@ -94,8 +106,8 @@ const std::vector<LowLatencyOrdering::DeviceTables>& LowLatencyOrdering::tablesF
       t.slots.push_back(slot);
     }
     DeviceGuard guard(d.device);
-    t.steps = upload(d.device, steps);
-    t.waits = upload(d.device, waits);
+    t.steps = upload(d.device, d.stream, steps);
+    t.waits = upload(d.device, d.stream, waits);
     all.push_back(std::move(t));
   }
   return tables_.emplace(call.planKey, std::move(all)).first->second;
@@ -155,7 +167,8 @@ void LowLatencyOrdering::resetAfterError() {
   for (DeviceState& dev : devices_) {
     DeviceGuard guard(dev.device);
     CCLAB_CUDA_CHECK(cudaStreamSynchronize(dev.stream));
-    CCLAB_CUDA_CHECK(cudaMemset(dev.flags.get(), 0, dev.flags.bytes()));
+    CCLAB_CUDA_CHECK(cudaMemsetAsync(dev.flags.get(), 0, dev.flags.bytes(), dev.stream));
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(dev.stream));
   }
   auto* reports = static_cast<volatile LlErrorReport*>(reports_.host());
   for (std::size_t d = 0; d < devices_.size(); ++d) reports[d].flag = 0;

@@ -56,6 +56,10 @@ class HostCommunicator final : public Communicator {
     checkRank(rank);
     if (bytes) std::memcpy(dst, src, bytes);
   }
+  void zeroOnRank(int rank, void* dst, std::size_t bytes) override {
+    checkRank(rank);
+    if (bytes) std::memset(dst, 0, bytes);
+  }
 
  private:
   struct Job {

@@ -136,6 +136,14 @@ class NcclCommunicator final : public Communicator {
   }
   void copyToRank(int rank, void* dst, const void* src, std::size_t bytes) override { copy(rank, dst, src, bytes); }
   void copyFromRank(int rank, void* dst, const void* src, std::size_t bytes) override { copy(rank, dst, src, bytes); }
+  void zeroOnRank(int rank, void* dst, std::size_t bytes) override {
+    checkRank(rank);
+    if (bytes == 0) return;
+    cuda::DeviceGuard guard(rank);
+    const cudaStream_t s = streams_[static_cast<std::size_t>(rank)].get();
+    CCLAB_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, s));
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(s));
+  }
 
  private:
   void checkRank(int rank) const {

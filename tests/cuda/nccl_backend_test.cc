@@ -1,6 +1,6 @@
 // The NCCL backend: correct against the exact reference where it runs; with more ranks than devices
 // the factory says "NCCL needs one device per rank" (the benchmark prints N/A). Skips without a GPU
-// or without a loadable NCCL.
+// or without a loadable NCCL (fails instead under CCLAB_EXPECT_GPU=1, gpu_required.h).
 #include <gtest/gtest.h>
 
 #include <vector>
@@ -8,15 +8,11 @@
 #include "collectives/communicator.h"
 #include "collectives/core/test_data.h"
 #include "collectives/cuda/device_set.h"
+#include "tests/cuda/gpu_required.h"
 
 namespace cclab {
 namespace {
 
-#define CCLAB_REQUIRE_NCCL()                                                  \
-  do {                                                                        \
-    std::string why;                                                          \
-    if (!backendAvailable(Backend::Nccl, &why)) GTEST_SKIP() << "NCCL backend unavailable: " << why; \
-  } while (false)
 
 TEST(NcclBackend, AllReduceEveryTypeAndOpOnAsManyRanksAsDevices) {
   CCLAB_REQUIRE_NCCL();

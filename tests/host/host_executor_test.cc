@@ -196,5 +196,16 @@ TEST(HostBackend, RejectsBadArguments) {
   EXPECT_THROW(comm->broadcast(0, &x, &x, 1, DataType::Float32, 5), InvalidArgument);
 }
 
+TEST(HostBackend, ZeroOnRankClearsExactlyTheRange) {
+  auto comm = makeCommunicator(Backend::Host, {2});
+  Buffer b = comm->allocate(1, 1001);
+  auto* p = static_cast<unsigned char*>(b.data());
+  for (std::size_t i = 0; i < 1001; ++i) p[i] = static_cast<unsigned char>(1 + i % 251);
+  comm->zeroOnRank(1, p + 3, 997);
+  for (std::size_t i = 0; i < 1001; ++i)
+    EXPECT_EQ(p[i], (i >= 3 && i < 1000) ? 0 : 1 + i % 251) << "byte " << i;
+  EXPECT_THROW(comm->zeroOnRank(2, p, 1), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace cclab

@@ -16,6 +16,8 @@
 #include <string>
 #include <vector>
 
+#include "collectives/conventions/output_file.h"
+#include "collectives/core/errors.h"
 #include "collectives/cuda/cuda_check.h"
 #include "collectives/cuda/cuda_resources.h"
 #include "collectives/cuda/kernels.h"
@@ -24,19 +26,35 @@ namespace {
 
 using namespace cclab::cuda;
 
+// Whole bytes with an optional K/M/G (1024-based) suffix; anything else is a usage error.
 std::size_t parseSize(const std::string& s) {
+  std::size_t digits = 0;
+  while (digits < s.size() && s[digits] >= '0' && s[digits] <= '9') ++digits;
+  std::size_t shift = 0;
+  const std::string unit = s.substr(digits);
+  if (unit == "K" || unit == "k") shift = 10;
+  else if (unit == "M" || unit == "m") shift = 20;
+  else if (unit == "G" || unit == "g") shift = 30;
+  else if (!unit.empty()) throw std::invalid_argument("bad size '" + s + "' (BYTES with K, M or G)");
+  if (digits == 0 || digits > 12) throw std::invalid_argument("bad size '" + s + "' (BYTES with K, M or G)");
+  const std::size_t v = std::stoull(s.substr(0, digits));
+  constexpr std::size_t kMaxBytes = std::size_t{64} << 30;  // larger than any GPU's memory today
+  if (v == 0 || v > (kMaxBytes >> shift)) throw std::invalid_argument("size '" + s + "' out of range (1 .. 64G)");
+  return v << shift;
+}
+
+int parseCount(const std::string& flag, const std::string& s, int lo, int hi) {
   std::size_t pos = 0;
-  const double v = std::stod(s, &pos);
-  double mult = 1;
-  if (pos < s.size()) {
-    switch (s[pos]) {
-      case 'K': case 'k': mult = 1024.0; break;
-      case 'M': case 'm': mult = 1024.0 * 1024; break;
-      case 'G': case 'g': mult = 1024.0 * 1024 * 1024; break;
-      default: throw std::invalid_argument("bad size '" + s + "'");
-    }
+  int v = 0;
+  try {
+    v = std::stoi(s, &pos);
+  } catch (const std::exception&) {
+    pos = 0;
   }
-  return static_cast<std::size_t>(v * mult);
+  if (pos != s.size() || s.empty() || v < lo || v > hi)
+    throw std::invalid_argument(flag + " '" + s + "': expected a whole number in [" + std::to_string(lo) + ", " +
+                                std::to_string(hi) + "]");
+  return v;
 }
 
 struct Result {
@@ -46,9 +64,10 @@ struct Result {
   double gbps;
 };
 
+// Events belong to the device they are recorded on: made on `device`, the one `stream` belongs to.
 template <class F>
-double medianUs(cudaStream_t stream, int iters, F&& body) {
-  Event start = makeEvent(0, true), stop = makeEvent(0, true);
+double medianUs(int device, cudaStream_t stream, int iters, F&& body) {
+  Event start = makeEvent(device, true), stop = makeEvent(device, true);
   for (int i = 0; i < 3; ++i) body();  // warm-up
   CCLAB_CUDA_CHECK(cudaStreamSynchronize(stream));
   std::vector<float> ms;
@@ -76,11 +95,12 @@ int run(int argc, char** argv) {
       return argv[++i];
     };
     if (a == "-b") bytes = parseSize(next());
-    else if (a == "-n") iters = std::stoi(next());
-    else if (a == "-d") device = std::stoi(next());
+    else if (a == "-n") iters = parseCount("-n", next(), 1, 100000);
+    else if (a == "-d") device = parseCount("-d", next(), 0, 1023);
     else if (a == "-J") json = next();
     else throw std::invalid_argument("unknown option '" + a + "' (usage: cuda_copy_bw [-b BYTES] [-n ITERS] [-d DEVICE] [-J FILE])");
   }
+  if (!json.empty()) cclab::conventions::checkWritable(json, "-J");
   int ndev = 0;
   CCLAB_CUDA_CHECK(cudaGetDeviceCount(&ndev));
   if (device < 0 || device >= ndev) throw std::invalid_argument("no device " + std::to_string(device));
@@ -98,19 +118,19 @@ int run(int argc, char** argv) {
   auto add = [&](const std::string& method, double us, double moved) {
     results.push_back({method, bytes, us, moved / (us * 1e-6) / 1e9});
   };
-  add("memcpy", medianUs(stream.get(), iters, [&] {
+  add("memcpy", medianUs(device, stream.get(), iters, [&] {
         CCLAB_CUDA_CHECK(cudaMemcpyAsync(c.get(), a.get(), bytes, cudaMemcpyDeviceToDevice, stream.get()));
       }), 2.0 * static_cast<double>(bytes));
-  add("copy", medianUs(stream.get(), iters, [&] {
+  add("copy", medianUs(device, stream.get(), iters, [&] {
         launchReduceCopy(stream.get(), cclab::DataType::Float32, cclab::ReduceOp::Sum, {c.get(), nullptr, a.get(), floats}, grid);
       }), 2.0 * static_cast<double>(bytes));
-  add("reduce", medianUs(stream.get(), iters, [&] {
+  add("reduce", medianUs(device, stream.get(), iters, [&] {
         launchReduceCopy(stream.get(), cclab::DataType::Float32, cclab::ReduceOp::Sum, {c.get(), a.get(), b.get(), floats}, grid);
       }), 3.0 * static_cast<double>(bytes));
   for (int peer = 0; peer < ndev; ++peer) {
     if (peer == device) continue;
     DeviceMemory remote(peer, bytes);
-    add("peer->" + std::to_string(peer), medianUs(stream.get(), iters, [&] {
+    add("peer->" + std::to_string(peer), medianUs(device, stream.get(), iters, [&] {
           CCLAB_CUDA_CHECK(cudaMemcpyPeerAsync(remote.get(), peer, a.get(), device, bytes, stream.get()));
         }), 2.0 * static_cast<double>(bytes));
   }
@@ -120,15 +140,17 @@ int run(int argc, char** argv) {
   std::printf("# %-10s %14s %12s %10s\n", "method", "bytes", "time_us", "GB/s");
   for (const Result& r : results) std::printf("  %-10s %14zu %12.1f %10.1f\n", r.method.c_str(), r.bytes, r.medianUs, r.gbps);
   if (!json.empty()) {
-    FILE* f = std::fopen(json.c_str(), "w");
-    if (!f) throw std::runtime_error("cannot write " + json);
-    std::fprintf(f, "{\"tool\": \"cuda_copy_bw\", \"device\": \"%s\", \"sms\": %d, \"iters\": %d, \"results\": [", prop.name,
-                 prop.multiProcessorCount, iters);
-    for (std::size_t i = 0; i < results.size(); ++i)
-      std::fprintf(f, "%s{\"method\": \"%s\", \"bytes\": %zu, \"time_us\": %.3f, \"GBps\": %.3f}", i ? ", " : "",
-                   results[i].method.c_str(), results[i].bytes, results[i].medianUs, results[i].gbps);
-    std::fprintf(f, "]}\n");
-    std::fclose(f);
+    char buf[640];  // the device name is at most 256 bytes
+    std::snprintf(buf, sizeof buf, "{\"tool\": \"cuda_copy_bw\", \"device\": \"%s\", \"device_index\": %d, \"sms\": %d, \"iters\": %d, \"results\": [",
+                  prop.name, device, prop.multiProcessorCount, iters);
+    std::string text = buf;
+    for (std::size_t i = 0; i < results.size(); ++i) {
+      std::snprintf(buf, sizeof buf, "%s{\"method\": \"%s\", \"bytes\": %zu, \"time_us\": %.3f, \"GBps\": %.3f}",
+                    i ? ", " : "", results[i].method.c_str(), results[i].bytes, results[i].medianUs, results[i].gbps);
+      text += buf;
+    }
+    text += "]}\n";
+    cclab::conventions::writeFileAtomically(json, text);
   }
   return 0;
 }
@@ -139,6 +161,9 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const std::invalid_argument& e) {
+    std::fprintf(stderr, "cuda_copy_bw: %s\n", e.what());
+    return 2;
+  } catch (const cclab::InvalidArgument& e) {
     std::fprintf(stderr, "cuda_copy_bw: %s\n", e.what());
     return 2;
   } catch (const std::exception& e) {
