@@ -1,0 +1,116 @@
+"""scripts/gpu_check rehearsed on the CPU: the same script, steps, budget, summary and archive as on a
+GPU machine, with stand-ins for the GPU-only steps. Checks what the one shot on a device depends on:
+exit status, at most 8 files in $OUT (the device returns no more), a summary with every cell filled,
+the budget honoured when tiny, a GPU test that cannot run failing the check, bad usage refused."""
+import os
+import re
+import subprocess
+import tarfile
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+BUILD = Path(os.environ.get("CCLAB_BUILD_DIR", ROOT / "build"))
+SCRIPT = ROOT / "scripts" / "gpu_check"
+MAX_FILES_BACK = 8  # what the device machine returns from $OUT
+
+
+def rehearse(tmp_path, *args, env=None, timeout=600):
+    out = tmp_path / "out"
+    e = dict(os.environ, OUT=str(out), **(env or {}))
+    t0 = time.monotonic()
+    p = subprocess.run([str(SCRIPT), "--rehearse", *args, str(BUILD)], env=e, capture_output=True, text=True,
+                       timeout=timeout)
+    return p, out, time.monotonic() - t0
+
+
+def table_rows(summary):
+    rows = []
+    lines = summary.splitlines()
+    start = next(i for i, line in enumerate(lines) if line.split()[:3] == ["K", "algo", "order"])
+    for line in lines[start + 1:]:
+        if not line.strip():
+            break
+        rows.append(line.split())
+    return rows
+
+
+@pytest.fixture(scope="module")
+def full_run(tmp_path_factory):
+    if not (BUILD / "bin" / "all_reduce_perf").exists():
+        pytest.fail(f"build first: {BUILD}/bin/all_reduce_perf is missing")
+    return rehearse(tmp_path_factory.mktemp("rehearsal"))
+
+
+def test_rehearsal_passes_and_returns_three_files(full_run):
+    p, out, _ = full_run
+    assert p.returncode == 0, p.stderr[-3000:]
+    files = sorted(f.name for f in out.iterdir())
+    assert files == ["gpu_check.log", "gpu_check_files.tar.gz", "summary.txt"]
+    assert len(files) <= MAX_FILES_BACK
+    assert "gpu_check: passed" in p.stderr
+    with tarfile.open(out / "gpu_check_files.tar.gz") as tar:
+        names = tar.getnames()
+    assert any(re.search(r"perf_k2_ring_events\.json$", n) for n in names), names
+    assert any(re.search(r"check_k2_rd_ll\.json$", n) for n in names), names
+    assert sum(1 for n in names if n.endswith(".out")) >= 40, "every step keeps its output"
+
+
+def test_summary_has_every_cell_filled(full_run):
+    p, out, _ = full_run
+    summary = (out / "summary.txt").read_text()
+    assert summary == p.stdout, "the summary printed is the one saved"
+    rows = table_rows(summary)
+    algos = {r[1] for r in rows}
+    orders = {r[2] for r in rows}
+    assert algos == {"ring", "tree", "dbtree", "rhd", "rd", "auto"}
+    assert orders == {"events", "graph", "ll"}
+    for r in rows:
+        assert len(r) == 9, r
+        assert "-" not in r, f"missing figure in {r}"
+        float(r[3]), float(r[4]), float(r[5]), float(r[6])  # measured numbers, not placeholders
+    ring = [r for r in rows if r[1] == "ring"]
+    assert all(re.fullmatch(r"\d+%", r[8]) for r in ring), ring
+    assert re.search(r"^#wrong: all 0 over 18 checked runs", summary, re.M), summary
+    assert re.search(r"^copy ceiling .*memcpy \d+\.\d GB/s", summary, re.M)
+    assert re.search(r"^straggler 1ms .*: 8B \d+\.\d us", summary, re.M)
+    assert re.search(r"nccl_k2 +ok .*refused as expected", summary), "an expected refusal passes its step"
+    for line in summary.splitlines():
+        if line.startswith(("straggler", "nccl K=1", "targets")):
+            assert " - " not in line and not line.endswith(" -"), line
+
+
+def test_tiny_budget_is_honoured_and_says_what_it_skipped(tmp_path):
+    budget = 4
+    p, out, elapsed = rehearse(tmp_path, "--budget", str(budget))
+    assert p.returncode == 3, (p.returncode, p.stderr[-2000:])
+    # A step started before the budget ran out is cut at the budget (timeout -k 10 at most).
+    assert elapsed < budget + 25, elapsed
+    summary = (out / "summary.txt").read_text()
+    assert re.search(r"skipped +0 s +budget spent", summary), summary
+    assert "result: INCOMPLETE" in summary
+    assert len(list(out.iterdir())) <= MAX_FILES_BACK
+
+
+def test_a_gpu_test_that_cannot_run_fails_the_check(tmp_path):
+    if not (BUILD / "tests" / "cuda_backend_test").exists():
+        pytest.skip("built without CUDA: no GPU test binary to run")
+    if subprocess.run(["sh", "-c", "nvidia-smi -L 2>/dev/null | grep -q ^GPU"]).returncode == 0:
+        pytest.skip("a GPU is present here: its tests would run, not fail")
+    p, out, _ = rehearse(tmp_path, "--budget", "20", env={"GPU_CHECK_REHEARSE_REAL_GPU_TESTS": "1"})
+    assert p.returncode == 1, p.stderr[-2000:]
+    summary = (out / "summary.txt").read_text()
+    assert re.search(r"cuda_backend_test +FAILED", summary), summary
+    assert "result: FAILED" in summary
+    log = (out / "gpu_check.log").read_text()
+    assert "expected (CCLAB_EXPECT_GPU=1) but unavailable" in log
+
+
+@pytest.mark.parametrize("args", [["--budget", "0"], ["--budget", "x"], ["--frobnicate"], ["a", "b"]])
+def test_bad_usage_exits_2(tmp_path, args):
+    p = subprocess.run([str(SCRIPT), "--rehearse", *args], env=dict(os.environ, OUT=str(tmp_path / "o")),
+                       capture_output=True, text=True, timeout=60)
+    assert p.returncode == 2, (args, p.stderr)
+    assert p.stderr.strip(), "says why"
