@@ -114,3 +114,36 @@ def test_bad_usage_exits_2(tmp_path, args):
                        capture_output=True, text=True, timeout=60)
     assert p.returncode == 2, (args, p.stderr)
     assert p.stderr.strip(), "says why"
+
+
+STAGE = ROOT / "scripts" / "gpu_stage"
+CARRY_LIMIT = 64 << 20  # what the device tool carries
+
+
+def test_stage_holds_exactly_what_the_check_needs(tmp_path):
+    if not (BUILD / "tests" / "cuda_backend_test").exists():
+        pytest.skip("built without CUDA: nothing to stage")
+    into = tmp_path / "stage"
+    p = subprocess.run([str(STAGE), str(BUILD), "--into", str(into)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    files = sorted(str(f.relative_to(into)) for f in into.rglob("*") if f.is_file())
+    wanted = ["MANIFEST.txt", "bin/all_reduce_perf", "bin/cuda_copy_bw", "tests/cuda_backend_test",
+              "tests/cuda_host_logic_test", "tests/nccl_backend_test"]
+    assert [f for f in files if not f.startswith("lib/")] == wanted
+    assert sum(f.stat().st_size for f in into.rglob("*") if f.is_file()) <= CARRY_LIMIT
+    manifest = (into / "MANIFEST.txt").read_text()
+    assert "cuda_backend_test: ptx_90, sm_90" in manifest, manifest
+    assert re.search(r"GLIBC_2\.\d+ GLIBCXX_3\.4\.\d+", manifest)
+    assert f"scripts/gpu_check --quick --budget 420 {into}" in p.stdout
+    for f in files:  # every library a staged binary needs resolves (here; lib/ travels with them)
+        if f.startswith(("bin/", "tests/")):
+            ldd = subprocess.run(["ldd", str(into / f)], capture_output=True, text=True,
+                                 env=dict(os.environ, LD_LIBRARY_PATH=str(into / "lib"))).stdout
+            assert "not found" not in ldd, (f, ldd)
+
+
+def test_stage_refuses_a_build_without_cuda(tmp_path):
+    p = subprocess.run([str(STAGE), str(tmp_path), "--into", str(tmp_path / "s")], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 2
+    assert "missing" in p.stderr and "build with CUDA" in p.stderr
