@@ -99,7 +99,11 @@ def predict(ordering, k, algo, size, sim_us, steps):
         host = T_CALL + T_GRAPH_LAUNCH
     else:
         host = T_CALL + T_COOP_LAUNCH
-    return max(gpu, host), gpu, host
+    # No schedule beats moving its bytes at the copy rate. The model charges 2.5 HBM bytes per message
+    # byte, exact in total for ring, tree, dbtree and rhd; rd reduces everything (3 per byte) and ends
+    # with a copy, so for rd the floor is the larger term at big sizes.
+    floor = hbm_bytes(algo, k, size) / (COPY_GBPS * 1e3)
+    return max(gpu, host, floor), gpu, host
 
 
 def fmt_us(t):
@@ -150,7 +154,8 @@ def main():
                     busbw = 2 * (k - 1) / k * size / (pred * 1e3)
                     rows.append({"ordering": ordering, "nranks": k, "algo": algo, "size": size, "sim_us": sim_us,
                                  "gpu_us": gpu, "host_us": host, "predicted_us": pred, "busbw_gbps": busbw,
-                                 "gpu_steps": st["steps"], "bound": "host" if host > gpu else "gpu"})
+                                 "gpu_steps": st["steps"],
+                                 "bound": "host" if host >= pred else "gpu" if gpu >= pred else "floor"})
                 cells.append(" / ".join(triple))
             floor = hbm_bytes("ring", k, size) / (COPY_GBPS * 1e3)
             floor_rd = hbm_bytes("rd", k, size) / (COPY_GBPS * 1e3)
