@@ -147,3 +147,13 @@ def test_stage_refuses_a_build_without_cuda(tmp_path):
                        timeout=60)
     assert p.returncode == 2
     assert "missing" in p.stderr and "build with CUDA" in p.stderr
+
+
+@pytest.mark.parametrize("topo", ["h200-virtual", "h200-graph", "h200-ll"])
+def test_h200_prediction_topologies_replay(topo):
+    """docs/results/gpu-h200-predicted.md rests on these files: they must keep parsing and replaying."""
+    sim = BUILD / "bin" / "cclab-sim"
+    p = subprocess.run([str(sim), "allreduce", "--topo", str(ROOT / "sim" / "topologies" / f"{topo}.json"), "-g", "8",
+                        "-b", "8", "-e", "1M"], capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"^\s+1048576\s", p.stdout, re.M), p.stdout[-2000:]
