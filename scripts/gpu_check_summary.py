@@ -119,9 +119,9 @@ def main():
             for side in ("oop", "ip"):
                 w = (r.get(side) or {}).get("wrong")
                 wrong += w or 0
-    verdict = "all 0" if wrong == 0 and not unreadable and checked else f"{wrong} wrong"
-    if not checked:
-        verdict = MISSING
+    verdict = "all 0" if wrong == 0 else f"{wrong} wrong"
+    if not checked or unreadable:
+        verdict = f"{MISSING} ({wrong} wrong where read)"
     print(f"#wrong: {verdict} over {len(checked)} checked runs" + (f"; no JSON from {unreadable}" if unreadable else ""))
 
     head = (f"{'K':>2} {'algo':<7}{'order':<7}{size_label(lat) + ' us':>10}{size_label(mid) + ' us':>11}"
