@@ -249,11 +249,36 @@ TEST(CudaBackend, LowLatencySpinsAreBoundedAndReportATimeout) {
     comm->synchronize();
     FAIL() << "expected a TimeoutError";
   } catch (const TimeoutError& e) {
-    EXPECT_NE(std::string(e.what()).find("timed out waiting for rank"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("rank 0 timed out waiting for rank 1 to start"), std::string::npos) << e.what();
   }
   // The flags were reset: the communicator works again.
   const Case c{Collective::AllReduce, Algorithm::Ring, 1000};
   EXPECT_EQ(wrongAfter(*comm, c, 4), 0u);
+}
+
+// The report names the late rank, not a waiter on a waiter: ring over 4 ranks with rank 2 late. Rank 3
+// waits for rank 2 to start; ranks 0 and 1 wait on steps of ranks that did start; rank 2's own other
+// blocks wait on rank 2. Only the first may report first (ll_kernel.cu, Spinner).
+TEST(CudaBackend, LowLatencyTimeoutNamesTheLateRank) {
+  CCLAB_REQUIRE_GPU();
+  auto comm = make(4, "ll");
+  std::vector<Buffer> bufs;
+  std::vector<RankBuffers> rb;
+  for (int r = 0; r < 4; ++r) {
+    bufs.push_back(comm->allocate(r, std::size_t{4} << 20));  // several blocks per rank
+    rb.push_back({bufs.back().data(), bufs.back().data()});
+  }
+  CollectiveOptions o;
+  o.algorithm = Algorithm::Ring;
+  o.timeout = std::chrono::milliseconds(100);
+  o.straggler = {.rank = 2, .startDelay = std::chrono::milliseconds(1500)};
+  comm->runGroup({Collective::AllReduce, std::int64_t{1} << 20, DataType::Float32, ReduceOp::Sum, 0}, rb, o);
+  try {
+    comm->synchronize();
+    FAIL() << "expected a TimeoutError";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find("rank 3 timed out waiting for rank 2 to start"), std::string::npos) << e.what();
+  }
 }
 
 // Rank 2 starts 50 ms late; rank 0 must not finish before it. Timed on rank 0 alone: copyFromRank(0)
