@@ -1,4 +1,7 @@
+// The Communicator's shared rules (auto, argument and slice checks, names) and the backend registry.
 #include "collectives/communicator.h"
+
+#include <algorithm>
 
 #include "collectives/host/host_communicator.h"
 #ifdef CCLAB_WITH_CUDA_BACKEND
@@ -46,6 +49,44 @@ void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved)
                           std::string(plan::name(args.collective)));
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
   if (args.count > kMaxElements / nranks) throw InvalidArgument("count " + std::to_string(args.count) + " is too large");
+}
+
+void checkSlicing(const CollectiveArgs& args, int nranks, std::size_t sliceBytes, std::size_t defaultSliceBytes) {
+  const std::size_t elem = sizeOf(args.type);
+  const std::size_t slice = sliceBytes ? sliceBytes : defaultSliceBytes;
+  if (slice == 0 || args.count <= 0) return;  // whole ops, or nothing to cut
+  const plan::BufferCounts c = plan::bufferCounts(args.collective, nranks, args.count);
+  const std::int64_t largest = std::max(c.input, c.output);
+  const auto sliceElems = static_cast<std::int64_t>(std::max<std::size_t>(1, slice / elem));
+  const std::int64_t slices = largest / sliceElems + (largest % sliceElems != 0);
+  if (slices > kMaxSlicesPerCall)
+    throw InvalidArgument("slice of " + std::to_string(slice) + " bytes cuts a " +
+                          std::to_string(static_cast<std::size_t>(largest) * elem) + "-byte buffer into " +
+                          std::to_string(slices) + " slices, more than " + std::to_string(kMaxSlicesPerCall) +
+                          " per call: use a slice of at least " +
+                          std::to_string((static_cast<std::size_t>(largest) * elem + kMaxSlicesPerCall - 1) / kMaxSlicesPerCall) +
+                          " bytes");
+}
+
+std::string_view name(CudaOrder o) {
+  switch (o) {
+    case CudaOrder::Events: return "events";
+    case CudaOrder::Graph: return "graph";
+    case CudaOrder::LowLatency: return "ll";
+  }
+  return "?";
+}
+
+std::string cudaOrderNames() {
+  std::string names;
+  for (CudaOrder o : kAllCudaOrders) names += (names.empty() ? "" : ", ") + std::string(name(o));
+  return names;
+}
+
+CudaOrder parseCudaOrder(std::string_view s) {
+  for (CudaOrder o : kAllCudaOrders)
+    if (s == name(o)) return o;
+  throw InvalidArgument("unknown order '" + std::string(s) + "' (" + cudaOrderNames() + ")");
 }
 
 void Communicator::allReduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op,

@@ -133,10 +133,27 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 // collective has no generator for, a rank out of range).
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);
 
+// Most slices one call may cut a rank's largest buffer into. Every slice costs a handshake (about
+// 100 ns on the host, a launch or an event on a GPU) and, on the CUDA backend, a lowered step held in
+// memory, so a slice far smaller than the message turns one call into minutes of handshakes and
+// gigabytes of steps (`--slice 1` on 1 GiB: 2^28 slices). 2^20 slices still let a 1 GiB message use
+// 1 KiB slices; the default slices (256 KiB) reach the limit only beyond 256 GiB.
+inline constexpr std::int64_t kMaxSlicesPerCall = std::int64_t{1} << 20;
+// Throws InvalidArgument when `sliceBytes` (0: the backend's default, `defaultSliceBytes`) cuts the
+// call's largest buffer into more than kMaxSlicesPerCall slices. Every backend calls it.
+void checkSlicing(const CollectiveArgs& args, int nranks, std::size_t sliceBytes, std::size_t defaultSliceBytes);
+
+// How the CUDA backend orders its steps: stream events, a captured CUDA graph, or the low-latency
+// kernel (flags in device memory). One name table for parsing, help texts and errors.
+enum class CudaOrder : std::uint8_t { Events, Graph, LowLatency };
+inline constexpr CudaOrder kAllCudaOrders[] = {CudaOrder::Events, CudaOrder::Graph, CudaOrder::LowLatency};
+std::string_view name(CudaOrder o);            // "events", "graph", "ll"
+CudaOrder parseCudaOrder(std::string_view s);  // throws InvalidArgument listing the names
+std::string cudaOrderNames();                  // "events, graph, ll"
+
 struct CommConfig {
   int nranks = 1;
-  // CUDA backend only: how steps are ordered: "events", "graph" or "ll" (low latency).
-  std::string order = "events";
+  CudaOrder order = CudaOrder::Events;  // CUDA backend only
 };
 
 bool backendAvailable(Backend b, std::string* why = nullptr);

@@ -65,14 +65,17 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
     o.comm.timeout = std::chrono::milliseconds(parseInteger(v, 1, kMaxTimeoutMs, "timeout (ms)"));
   });
   cli.addOption('\0', "order", "MODE", "cuda backend: events, graph or ll (default events)", [&o](std::string_view v) {
-    if (v != "events" && v != "graph" && v != "ll") throw UsageError("'" + std::string(v) + "' is not events, graph or ll");
-    o.comm.order = std::string(v);
+    try {
+      o.comm.order = parseCudaOrder(v);
+    } catch (const InvalidArgument& e) {
+      throw UsageError(e.what());
+    }
   });
   // nccl-tests' -G N replays N iterations from a captured CUDA graph; ours captures each collective
   // once and replays it, so any N > 0 selects the graph ordering.
   cli.addOption('G', "cudagraph", "N", "cuda backend: N > 0 replays a captured CUDA graph (= --order graph)",
                 [&o](std::string_view v) {
-                  if (parseInteger(v, 0, 1 << 20, "cudagraph") > 0) o.comm.order = "graph";
+                  if (parseInteger(v, 0, 1 << 20, "cudagraph") > 0) o.comm.order = CudaOrder::Graph;
                 });
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
 }

@@ -30,7 +30,7 @@ struct CommSelection {
   Straggler straggler;
   std::chrono::milliseconds timeout{30000};
   int nranks = 1;
-  std::string order = "events";  // cuda backend only
+  CudaOrder order = CudaOrder::Events;  // cuda backend only
 };
 
 struct HarnessOptions {

@@ -27,7 +27,7 @@ bool reducesInto(plan::Collective c, bool isRoot) {
 class CudaCommunicator final : public Communicator {
  public:
   explicit CudaCommunicator(const CommConfig& config)
-      : context_(config.nranks, config.order != "events"), ordering_(makeOrdering(config.order, context_)),
+      : context_(config.nranks, config.order != CudaOrder::Events), ordering_(makeOrdering(config.order, context_)),
         rendezvous_(config.nranks) {}
 
   Backend backend() const override { return Backend::Cuda; }
@@ -121,6 +121,7 @@ class CudaCommunicator final : public Communicator {
       throw InvalidArgument("cuda: runGroup needs " + std::to_string(p) + " buffer pairs, got " + std::to_string(buffers.size()));
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, p, algo);
+    checkSlicing(args, p, options.sliceBytes, 0);
     const std::size_t elem = sizeOf(args.type);
     const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
 

@@ -17,11 +17,13 @@ void* address(const RankPointers& p, int rank, const plan::Range& r, std::size_t
   return base ? base + static_cast<std::size_t>(r.offset) * elemSize : nullptr;
 }
 
-std::unique_ptr<Ordering> makeOrdering(const std::string& name, CudaContext& context) {
-  if (name == "events") return std::make_unique<EventOrdering>(context);
-  if (name == "graph") return std::make_unique<GraphOrdering>(context);
-  if (name == "ll") return std::make_unique<LowLatencyOrdering>(context);
-  throw InvalidArgument("cuda: unknown order '" + name + "' (events, graph, ll)");
+std::unique_ptr<Ordering> makeOrdering(CudaOrder order, CudaContext& context) {
+  switch (order) {
+    case CudaOrder::Events: return std::make_unique<EventOrdering>(context);
+    case CudaOrder::Graph: return std::make_unique<GraphOrdering>(context);
+    case CudaOrder::LowLatency: return std::make_unique<LowLatencyOrdering>(context);
+  }
+  throw InvalidArgument("cuda: unknown order (" + cudaOrderNames() + ")");
 }
 
 }  // namespace cclab::cuda

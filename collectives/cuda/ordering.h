@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/communicator.h"
 #include "collectives/core/dtype.h"
 #include "collectives/cuda/cuda_context.h"
 #include "collectives/cuda/lowering.h"
@@ -56,7 +57,7 @@ class Ordering {
   virtual void checkErrors() {}
 };
 
-// Makes the ordering named "events", "graph" or "ll"; throws InvalidArgument for another name.
-std::unique_ptr<Ordering> makeOrdering(const std::string& name, CudaContext& context);
+// Makes the ordering `order` (names and parsing: CudaOrder in collectives/communicator.h).
+std::unique_ptr<Ordering> makeOrdering(CudaOrder order, CudaContext& context);
 
 }  // namespace cclab::cuda

@@ -1,3 +1,4 @@
+// HostCommunicator: the Communicator of the host backend (plans cached per call shape, group calls on a WorkerPool).
 #include "collectives/host/host_communicator.h"
 
 #include <cstdlib>
@@ -37,8 +38,20 @@ class HostCommunicator final : public Communicator {
       throw InvalidArgument("host: runGroup needs " + std::to_string(nranks()) + " buffer pairs, got " +
                             std::to_string(buffers.size()));
     checkArgs(args, nranks(), resolve(args, options.algorithm));
+    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
     job_ = {&args, buffers, &options};
-    pool_.runAll();
+    // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
+    // moved for a whole timeout after rank 0 returned), end it naming the ranks still running.
+    Watchdog watchdog;
+    watchdog.patience = options.timeout;
+    watchdog.progress = [this] { return executor_.progress(); };
+    watchdog.abort = [this, &options](const std::vector<int>& running) {
+      std::string ranks;
+      for (int r : running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+      executor_.abort("host: ranks " + ranks + " still running, no slice moved for " +
+                      std::to_string(options.timeout.count()) + " ms");
+    };
+    pool_.runAll(watchdog);
   }
 
   Buffer allocate(int rank, std::size_t bytes) override {
@@ -89,6 +102,7 @@ class HostCommunicator final : public Communicator {
     checkRank(rank);
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, nranks(), algo);
+    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
     const auto plan = planFor(args, algo);
     const std::size_t elem = sizeOf(args.type);
     auto& scratch = scratch_[static_cast<std::size_t>(rank)];  // only this rank's thread touches it

@@ -1,7 +1,6 @@
 #include "collectives/host/host_executor.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <thread>
 
@@ -19,12 +18,12 @@ constexpr std::chrono::microseconds kSpinWhenOversubscribed{0};
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
-void delayStart(std::chrono::nanoseconds d) {
-  if (d.count() <= 0) return;
-  const auto until = Clock::now() + d;
-  constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
-  if (d > kSpinTail) std::this_thread::sleep_for(d - kSpinTail);
-  while (Clock::now() < until) cpuRelax();
+std::string where(const plan::Plan& plan) {
+  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm));
+}
+
+std::string milliseconds(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
 }  // namespace
@@ -33,9 +32,62 @@ HostExecutor::HostExecutor(int nranks) : nranks_(nranks) {
   if (nranks < 1) throw InvalidArgument("HostExecutor: nranks must be >= 1");
   channels_.resize(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
   for (auto& c : channels_) c = std::make_unique<Channel>();
+  arrived_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(nranks));
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  spin_ = static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed;
-  if (const char* e = std::getenv("CCLAB_SPIN_US")) spin_ = std::chrono::microseconds(std::atoi(e));
+  spin_ = spinFromEnvironment(static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed);
+}
+
+std::uint64_t HostExecutor::progress() const {
+  std::uint64_t sum = 0;
+  for (const auto& c : channels_)
+    sum += c->posted.value.load(std::memory_order_relaxed) + std::uint64_t{c->consumed.value.load(std::memory_order_relaxed)};
+  return sum;
+}
+
+std::string HostExecutor::reason() {
+  std::lock_guard lock(reasonMutex_);
+  return reason_;
+}
+
+std::string HostExecutor::lateRanks(std::uint32_t call) const {
+  constexpr int kMaxNamed = 8;  // a message stays one readable line
+  std::vector<int> late;
+  for (int r = 0; r < nranks_; ++r)
+    if (!reached(arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire), call)) late.push_back(r);
+  if (late.empty()) return "";
+  std::string text = late.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < late.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(late[i]);
+  if (late.size() > kMaxNamed) text += " and " + std::to_string(late.size() - kMaxNamed) + " more";
+  return text + " never arrived";
+}
+
+bool HostExecutor::pauseUntil(Clock::time_point until) {
+  constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
+  constexpr auto kMaxSleep = std::chrono::milliseconds(20);   // re-check even if a wake-up were lost
+  for (;;) {
+    if (aborted_.load(std::memory_order_acquire)) return false;
+    const auto now = Clock::now();
+    if (now >= until) return true;
+    if (until - now > kSpinTail)
+      sleepWhileEqual(abortWord_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));
+    else
+      cpuRelax();
+  }
+}
+
+void HostExecutor::delayStart(int rank, const plan::Plan& plan, const RunOptions& o) {
+  const auto start = Clock::now();
+  const auto delayEnd = start + o.startDelay;
+  const auto deadline = start + o.timeout;
+  const std::string who = where(plan) + ": rank " + std::to_string(rank);
+  if (!pauseUntil(std::min(delayEnd, deadline)))
+    throw TimeoutError(who + " aborted during its start delay (" + reason() + ")");
+  if (delayEnd > deadline) {
+    const std::string msg = who + " timed out after " + milliseconds(o.timeout) + " in its start delay of " +
+                            milliseconds(o.startDelay) + " (straggler)";
+    fail(msg);
+    throw TimeoutError(msg);
+  }
 }
 
 void HostExecutor::fail(const std::string& why) {
@@ -44,6 +96,8 @@ void HostExecutor::fail(const std::string& why) {
     if (reason_.empty()) reason_ = why;
   }
   aborted_.store(true, std::memory_order_release);
+  abortWord_.value.store(1, std::memory_order_seq_cst);
+  abortWord_.wakeAll();
   for (auto& c : channels_) {
     c->posted.wakeAll();
     c->consumed.wakeAll();
@@ -53,8 +107,9 @@ void HostExecutor::fail(const std::string& why) {
 // The state of one rank during one run(): its outstanding sends and its waits.
 class HostExecutor::RankRun {
  public:
-  RankRun(HostExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o)
-      : ex_(ex), rank_(rank), plan_(plan), mem_(mem), o_(o) {}
+  RankRun(HostExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
+          std::uint32_t call)
+      : ex_(ex), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   void execute() {
     const auto& ops = plan_.ranks[static_cast<std::size_t>(rank_)];
@@ -138,23 +193,18 @@ class HostExecutor::RankRun {
     const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.aborted_, deadline,
                              ex_.spin_);
     if (r == WaitResult::Ready) return;
-    const std::string who = "rank " + std::to_string(peer);
-    const std::string where = std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +
-                              " op " + std::to_string(opIndex_);
+    const std::string op = " at op " + std::to_string(opIndex_);
+    const std::string waitingFor = std::string(what) + " rank " + std::to_string(peer);
     if (r == WaitResult::TimedOut) {
-      const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(o_.timeout).count();
-      const std::string msg = "host " + where + ": rank " + std::to_string(rank_) + " timed out after " +
-                              std::to_string(ms) + " ms waiting for " + what + " " + who;
+      // Name the cause first: a rank that never started this call, not only the neighbour waited for.
+      const std::string late = ex_.lateRanks(call_);
+      const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
+                              " timed out after " + milliseconds(o_.timeout) + op + " waiting for " + waitingFor;
       ex_.fail(msg);
       throw TimeoutError(msg);
     }
-    std::string reason;
-    {
-      std::lock_guard lock(ex_.reasonMutex_);
-      reason = ex_.reason_;
-    }
-    throw TimeoutError("host " + where + ": rank " + std::to_string(rank_) + " aborted while waiting for " + what + " " +
-                       who + " (" + reason + ")");
+    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted" + op + " while waiting for " +
+                       waitingFor + " (" + ex_.reason() + ")");
   }
 
   HostExecutor& ex_;
@@ -162,6 +212,7 @@ class HostExecutor::RankRun {
   const plan::Plan& plan_;
   const RankMemory& mem_;
   const RunOptions& o_;
+  std::uint32_t call_;  // this rank's call number (HostExecutor::arrived_)
   std::vector<Pending> pending_;
   std::size_t opIndex_ = 0;
 };
@@ -169,12 +220,10 @@ class HostExecutor::RankRun {
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host: plan for " + std::to_string(plan.nranks) + " ranks");
-  if (broken()) {
-    std::lock_guard lock(reasonMutex_);
-    throw Error("host: communicator unusable after an earlier failure (" + reason_ + ")");
-  }
-  delayStart(options.startDelay);
-  RankRun(*this, rank, plan, memory, options).execute();
+  if (broken()) throw Error("host: communicator unusable after an earlier failure (" + reason() + ")");
+  if (options.startDelay.count() > 0) delayStart(rank, plan, options);
+  const std::uint32_t call = arrived_[static_cast<std::size_t>(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
+  RankRun(*this, rank, plan, memory, options, call).execute();
 }
 
 }  // namespace cclab::host

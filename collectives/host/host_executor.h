@@ -7,7 +7,9 @@
 // slots with two counters (posted, consumed); ops are cut into slices and run slice-major inside a
 // phase (plan.h), so a ring step forwards slice s while slice s+1 arrives.
 // Every wait spins briefly, then sleeps on a futex, and gives up after the timeout with a
-// TimeoutError naming the rank it waited for; the others then abort too (no hang).
+// TimeoutError naming the rank it waited for and every rank that never arrived at the call; the
+// others then abort too (no hang). A straggler's start delay is such a wait as well: it ends early on
+// an abort and never outlasts the timeout.
 #pragma once
 
 #include <array>
@@ -53,6 +55,10 @@ class HostExecutor {
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
   // After a timeout the channels are out of step: every later run() throws.
   [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+  // Marks the executor broken with `why` and ends every wait and start delay now (they throw).
+  void abort(const std::string& why) { fail(why); }
+  // A count that grows whenever a slice is sent or read: unchanged for a whole timeout means stuck.
+  [[nodiscard]] std::uint64_t progress() const;
   // How long a wait stays busy before it sleeps (depends on ranks per core).
   [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
@@ -72,11 +78,23 @@ class HostExecutor {
 
   Channel& channel(int from, int to) { return *channels_[static_cast<std::size_t>(from * nranks_ + to)]; }
   void fail(const std::string& why);
+  [[nodiscard]] std::string reason();
+  // The straggler's start delay: returns when it is over, throws TimeoutError on an abort or when
+  // the delay outlasts options.timeout.
+  void delayStart(int rank, const plan::Plan& plan, const RunOptions& options);
+  // Sleeps until `until` (spinning the last 200 µs for a precise end); false if aborted first.
+  bool pauseUntil(Clock::time_point until);
+  // "rank 7 never arrived" / "ranks 3, 7 never arrived" for the ranks that have not started call
+  // number `call` (after their start delay), or "" when every rank has.
+  [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
 
   int nranks_;
   std::chrono::nanoseconds spin_;
   std::vector<std::unique_ptr<Channel>> channels_;
   std::atomic<bool> aborted_{false};
+  WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
+  // arrived_[r]: calls rank r has started (counted after its start delay).
+  std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_;
   std::mutex reasonMutex_;
   std::string reason_;
 };

@@ -27,7 +27,8 @@ struct alignas(64) WaitWord {
 enum class WaitResult { Ready, TimedOut, Aborted };
 
 // Waits until ready(word.value) holds, `abort` becomes true, or `deadline` passes: busy for at most
-// `spin`, then yielding, then asleep in the kernel.
+// `spin`, then yielding, then asleep in the kernel. Every phase checks abort and the deadline, so the
+// wait ends within about 20 ms (kMaxSleep) of either, whatever `spin` is.
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin);
@@ -35,19 +36,29 @@ WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort
 // The blocking step: sleeps while word.value == seen, for at most `timeout`.
 void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout);
 
+// The busy period of waits: CCLAB_SPIN_US (whole microseconds in [0, kMaxSpin]) when set, else
+// `fallback`. A value that is not a whole number or exceeds the bound throws InvalidArgument naming the
+// variable: spinning longer than a futex wake-up costs (~200 µs here) only burns a core, and beyond
+// 10 ms a wait would outlast the yield and sleep phases it exists to shortcut.
+inline constexpr std::chrono::microseconds kMaxSpin{10000};
+std::chrono::nanoseconds spinFromEnvironment(std::chrono::nanoseconds fallback);
+
 void cpuRelax();
 
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin) {
   if (spin.count() > 0) {
+    // The busy phase ends at the spin budget or the deadline, whichever comes first, and leaves on an
+    // abort: a long CCLAB_SPIN_US must never stretch or disable the timeout.
     constexpr int kChecksPerClockRead = 64;
-    const auto spinEnd = Clock::now() + spin;
+    const auto spinEnd = std::min(Clock::now() + spin, deadline);
     do {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
         cpuRelax();
       }
+      if (abort.load(std::memory_order_acquire)) return WaitResult::Aborted;
     } while (Clock::now() < spinEnd);
   }
   constexpr std::chrono::milliseconds kMaxSleep{20};  // re-check abort and the deadline this often

@@ -1,18 +1,29 @@
 // Persistent worker threads for group calls: worker r runs rank r's share of each job while the
 // calling thread runs rank 0. Workers wait for the next job busy for a short while (back-to-back
 // collectives, as in a benchmark loop, then start within a µs), then asleep on a futex.
+// runAll's wait for the workers has a deadline too (a Watchdog): when the job stops making progress
+// for `patience`, it asks the job to abort, then waits for the workers to leave (they use the
+// caller's buffers, so it cannot return before).
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <functional>
+#include <memory>
 #include <thread>
 #include <vector>
 
 #include "collectives/host/wait.h"
 
 namespace cclab::host {
+
+// How runAll notices a job that stopped moving and ends it.
+struct Watchdog {
+  std::chrono::nanoseconds patience{0};          // 0: wait for the workers without a deadline
+  std::function<std::uint64_t()> progress;       // grows while the job advances
+  std::function<void(const std::vector<int>&)> abort;  // ends the job's waits; gets the ranks still running
+};
 
 class WorkerPool {
  public:
@@ -23,11 +34,14 @@ class WorkerPool {
   WorkerPool& operator=(const WorkerPool&) = delete;
 
   // Runs body(r) for every rank (rank 0 on this thread), waits for all, rethrows the first failure.
-  // Every body's waits are bounded, so this returns.
-  void runAll();
+  // Every body's waits are bounded; should the job still stall (no progress for watchdog.patience
+  // after rank 0 returned), watchdog.abort is called once and the workers are then waited for.
+  void runAll(const Watchdog& watchdog = {});
 
  private:
   void loop(int rank);
+  void waitForWorkers(const Watchdog& watchdog);
+  [[nodiscard]] std::vector<int> running() const;
 
   std::function<void(int)> body_;
   std::chrono::nanoseconds spin_;
@@ -35,6 +49,7 @@ class WorkerPool {
   WaitWord generation_;  // bumped once per job
   WaitWord remaining_;   // workers still running the current job
   std::atomic<bool> stop_{false};
+  std::unique_ptr<std::atomic<bool>[]> busy_;  // busy_[r]: worker r still runs the current job
   std::vector<std::thread> threads_;
 };
 

@@ -99,7 +99,7 @@ std::size_t wrongAfter(Communicator& comm, const Case& c, std::uint64_t seed) {
   return wrong;
 }
 
-std::unique_ptr<Communicator> make(int p, const std::string& order) { return makeCommunicator(Backend::Cuda, {p, order}); }
+std::unique_ptr<Communicator> make(int p, const std::string& order) { return makeCommunicator(Backend::Cuda, {p, parseCudaOrder(order)}); }
 
 TEST(CudaBackend, SmallCaseForSanitizers) {  // scripts/gpu_check runs this one under compute-sanitizer
   CCLAB_REQUIRE_GPU();

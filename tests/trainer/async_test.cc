@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cmath>
+#include <string>
 #include <chrono>
 #include <numeric>
 #include <thread>
@@ -81,12 +83,38 @@ TEST(Async, AStragglerClaimsFewerBatchesInsteadOfHoldingTheEpoch) {
   TrainConfig c = tinyConfig(Mode::Async, 2, 64);
   c.epochs = 1;
   c.widths = {testing::kFeatures, 256, 256, testing::kClasses};
-  c.straggler = {1, 4.0};
+  c.straggler = {.rank = 1, .computeFactor = 4.0};
   const RunResult r = runAsync(c, data);
   std::int64_t steps[2] = {0, 0};
   for (const StepRecord& s : r.steps) ++steps[s.rank];
   EXPECT_EQ(steps[0] + steps[1], 4096 / 32);
   EXPECT_GT(steps[0], steps[1]);
+}
+
+TEST(Async, ARunThatDivergesStopsWithAnErrorInsteadOfTrainingOnNan) {
+  const DataSplit data = tinyData();
+  TrainConfig c = tinyConfig(Mode::Async, 2, 32);
+  c.sgd.lr = 1e30F;
+  try {
+    (void)runAsync(c, data);
+    ADD_FAILURE() << "a run with lr 1e30 reported success";
+  } catch (const InvalidArgument& e) {
+    ADD_FAILURE() << "divergence is a runtime failure, not bad usage: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("diverged"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Async, RejectsAStragglerDelayOrLinkFactor) {
+  const DataSplit data = tinyData();
+  TrainConfig c = tinyConfig(Mode::Async, 2, 32);
+  c.straggler = {.rank = 1, .startDelay = std::chrono::milliseconds(1)};
+  EXPECT_THROW(runAsync(c, data), InvalidArgument);
+  c.straggler = {.rank = 1, .linkFactor = 2.0};
+  EXPECT_THROW(runAsync(c, data), InvalidArgument);
+  c.async.dcLambda = NAN;
+  c.straggler = {};
+  EXPECT_THROW(runAsync(c, data), InvalidArgument);
 }
 
 TEST(BatchQueue, HandsOutEveryBatchOnceAcrossThreads) {

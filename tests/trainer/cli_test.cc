@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -27,19 +28,32 @@ std::optional<CliOptions> parse(std::vector<std::string> args) {
 
 TEST(Options, ParsesTheDocumentedCommandLine) {
   const auto o = parse({"--data", "fashion-mnist", "--mode", "async", "--workers", "4", "--epochs", "10", "--batch", "256",
-                        "--lr", "0.05", "--algo", "ring", "--backend", "host", "--dc-lambda", "0.04", "--ssp", "4",
-                        "--straggler", "1:1.4", "-J", "run.json", "--bucket", "64K", "--first-bucket", "8K"});
+                        "--lr", "0.05", "--dc-lambda", "0.04", "--ssp", "4", "--straggler", "1:compute=1.4", "-J", "run.json"});
   ASSERT_TRUE(o);
   EXPECT_EQ(o->train.mode, Mode::Async);
   EXPECT_EQ(o->train.workers, 4);
-  EXPECT_EQ(o->train.sync.algorithm, plan::Algorithm::Ring);
   EXPECT_FLOAT_EQ(o->train.async.dcLambda, 0.04F);
   EXPECT_EQ(o->train.async.sspBound, 4);
   EXPECT_EQ(o->train.straggler.rank, 1);
-  EXPECT_DOUBLE_EQ(o->train.straggler.factor, 1.4);
-  EXPECT_EQ(o->train.sync.bucketBytes, 64U * 1024);
-  EXPECT_EQ(o->train.sync.firstBucketBytes, 8U * 1024);
+  EXPECT_DOUBLE_EQ(o->train.straggler.computeFactor, 1.4);
   EXPECT_EQ(o->output.jsonPath, "run.json");
+  const auto s = parse({"--mode", "sync", "--workers", "4", "--algo", "ring", "--backend", "host", "--bucket", "64K",
+                        "--first-bucket", "8K", "--no-overlap"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->train.sync.algorithm, plan::Algorithm::Ring);
+  EXPECT_EQ(s->train.sync.bucketBytes, 64U * 1024);
+  EXPECT_EQ(s->train.sync.firstBucketBytes, 8U * 1024);
+  EXPECT_FALSE(s->train.sync.overlap);
+}
+
+TEST(Options, TheOldStragglerSpellingMeansAComputeFactor) {
+  const auto o = parse({"--workers", "4", "--straggler", "2:1.4"});
+  ASSERT_TRUE(o);
+  EXPECT_EQ(o->train.straggler.rank, 2);
+  EXPECT_DOUBLE_EQ(o->train.straggler.computeFactor, 1.4);
+  EXPECT_EQ(o->train.straggler.startDelay.count(), 0);
+  EXPECT_DOUBLE_EQ(o->train.straggler.linkFactor, 1.0);
+  EXPECT_EQ(format(o->train.straggler), "2:compute=1.4");
 }
 
 TEST(Options, RejectsBadFlagsWithInvalidArgument) {
@@ -53,17 +67,62 @@ TEST(Options, RejectsBadFlagsWithInvalidArgument) {
       {"--straggler", "x:1.4"},
       {"--straggler", "1:0.5"},
       {"--straggler", "7:1.4", "--workers", "4"},
+      {"--straggler", "1:delay=1ms"},  // the trainer injects compute only
+      {"--straggler", "1:link=2"},
+      {"--straggler", "1:compute=inf"},
       {"--algo", "butterfly"},
       {"--backend", "tpu"},
       {"--bucket", "25Q"},
       {"--widths", "784-abc-10"},
       {"--data", "imagenet"},
       {"--remainder", "keep"},
-      {"--ssp", "-3"},
-      {"--dc-lambda", "-1"},
+      {"--mode", "async", "--ssp", "-3"},
+      {"--mode", "async", "--dc-lambda", "-1"},
+      {"--mode", "async", "--dc-lambda", "nan"},
+      {"--mode", "async", "--dc-lambda", "inf"},
       {"--epochs", "0"},
+      {"--lr", "inf"},
+      {"--lr", "nan"},
+      {"--lr", "-0.1"},
+      {"--lr", "0"},
+      {"--momentum", "nan"},
+      {"--momentum", "1"},
+      {"--weight-decay", "inf"},
+      {"--weight-decay", "-1"},
   };
   for (const auto& args : bad) EXPECT_THROW(parse(args), InvalidArgument) << args[0] << " " << (args.size() > 1 ? args[1] : "");
+}
+
+TEST(Options, RefusesOptionsThatDoNothingInTheMode) {
+  const std::vector<std::vector<std::string>> ignored = {
+      {"--dc-lambda", "0.1"},
+      {"--mode", "sync", "--ssp", "4"},
+      {"--mode", "async", "--bucket", "1M"},
+      {"--mode", "async", "--first-bucket", "8K"},
+      {"--mode", "async", "--no-overlap"},
+      {"--mode", "async", "--algo", "ring"},
+      {"--mode", "async", "--backend", "host"},
+  };
+  for (const auto& args : ignored) {
+    try {
+      (void)parse(args);
+      ADD_FAILURE() << args[args.size() - 2] << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("has no effect"), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(Options, ChecksOutputsBeforeTheRun) {
+  const fs::path dir = fs::temp_directory_path() / ("cclab_train_out_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  EXPECT_THROW(checkOutputs({.jsonPath = dir.string()}), InvalidArgument);                      // a directory
+  EXPECT_THROW(checkOutputs({.tracePath = (dir / "no" / "t.json").string()}), InvalidArgument);  // no such folder
+  EXPECT_THROW(checkOutputs({.jsonPath = (dir / "a.json").string(), .tracePath = (dir / "a.json").string()}),
+               InvalidArgument);
+  EXPECT_NO_THROW(checkOutputs({.jsonPath = (dir / "a.json").string(), .tracePath = (dir / "t.json").string()}));
+  EXPECT_FALSE(fs::exists(dir / "a.json"));  // checking creates nothing
+  fs::remove_all(dir);
 }
 
 TEST(Options, ParsesSizes) {
@@ -101,23 +160,68 @@ TEST(Binary, BadUsageIsOneLineAndExitTwo) {
   }
 }
 
+constexpr const char* kTinyRun = "--data synthetic --synthetic-samples 1024 --widths 784-32-10 --workers 2 --batch 64 -q ";
+
+TEST(Binary, AnUnwritableOutputIsRefusedBeforeTraining) {
+  // 200 epochs would take minutes: the refusal must come first (exit 2, not a trained run and exit 1).
+  const fs::path dir = fs::temp_directory_path();
+  for (const std::string flags : {"-J " + dir.string(), "--trace " + (dir / "cclab_no_such_dir" / "t.json").string()}) {
+    const auto start = std::chrono::steady_clock::now();
+    const Exit e = runBinary(std::string(kTinyRun) + "--epochs 200 " + flags);
+    EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << e.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(30)) << flags;
+  }
+}
+
+TEST(Binary, BadHyperParametersAndModeOptionsExitTwo) {
+  for (const char* flags : {"--lr inf", "--lr nan", "--lr -1", "--momentum inf", "--dc-lambda 0.1", "--mode async --bucket 1M",
+                            "--straggler 1:delay=1ms"}) {
+    const Exit e = runBinary(std::string(kTinyRun) + "--epochs 1 " + flags);
+    EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << flags << ": " << e.err;
+  }
+}
+
+TEST(Binary, ADivergingRunFailsWithExitOneAndKeepsTheOldJson) {
+  const fs::path dir = fs::temp_directory_path() / ("cclab_train_nan_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path json = dir / "r.json";
+  std::ofstream(json) << "previous\n";
+  for (const char* mode : {"sync", "async"}) {
+    const Exit e = runBinary(std::string(kTinyRun) + "--epochs 2 --lr 1e30 --mode " + mode + " -J " + json.string());
+    EXPECT_EQ(e.code, 1) << mode << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << e.err;
+    EXPECT_NE(e.err.find("diverged"), std::string::npos) << e.err;
+  }
+  std::ifstream in(json);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), "previous\n");
+  fs::remove_all(dir);
+}
+
 TEST(Binary, ASyntheticRunWritesJsonAndTrace) {
   const fs::path dir = fs::temp_directory_path() / ("cclab_train_run_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  const Exit e = runBinary("--data synthetic --synthetic-samples 1024 --widths 784-32-10 --workers 2 --epochs 2 --batch 64 -q -J " +
-                           (dir / "r.json").string() + " --trace " + (dir / "t.json").string());
+  std::ofstream(dir / "r.json") << "previous\n";  // replaced whole
+  const Exit e = runBinary(std::string(kTinyRun) + "--epochs 2 --straggler 1:compute=1.2 -J " + (dir / "r.json").string() +
+                           " --trace " + (dir / "t.json").string());
   ASSERT_EQ(e.code, 0) << e.err;
   std::ifstream in(dir / "r.json");
   const auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j.at("schema"), "cclab-train/1");
   EXPECT_EQ(j.at("config").at("workers"), 2);
   EXPECT_EQ(j.at("epochs").size(), 2U);
+  EXPECT_EQ(j.at("config").at("straggler").at("spec"), "1:compute=1.2");
+  EXPECT_DOUBLE_EQ(j.at("config").at("straggler").at("factor").get<double>(), 1.2);
   for (const char* key : {"samples_per_s", "comm_fraction", "overlap_ratio", "final_test_accuracy", "staleness",
                           "scaling_efficiency", "straggler_slowdown", "compute_us", "exposed_comm_us", "wait_us"})
     EXPECT_TRUE(j.at("summary").contains(key)) << key;
   std::ifstream tin(dir / "t.json");
   const auto t = nlohmann::json::parse(tin);
   EXPECT_FALSE(t.at("traceEvents").empty());
+  std::size_t files = 0;  // no temporary file left beside the outputs
+  for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
+  EXPECT_EQ(files, 2U);
   fs::remove_all(dir);
 }
 

@@ -1,12 +1,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <vector>
 
 #include "collectives/core/errors.h"
 #include "test_util.h"
 #include "trainer/model/evaluate.h"
+#include "trainer/model/finite.h"
 #include "trainer/model/gradient_check.h"
 #include "trainer/model/layout.h"
 #include "trainer/model/loss.h"
@@ -80,6 +82,29 @@ TEST(Mlp, AccumulatesGradientsAndReportsLayersLastToFirst) {
   softmaxCrossEntropy(model.forward(w, 4, ws), y, kClasses, 0.25F, model.logitGradient(ws));
   model.backward(w, 4, ws, g);
   for (std::size_t i = 0; i < g.size(); ++i) ASSERT_FLOAT_EQ(g[i], 2.0F * once[i]);
+}
+
+TEST(Finite, FindsEveryInfOrNanAnywhere) {
+  std::vector<float> v(1003);
+  std::iota(v.begin(), v.end(), -500.0F);
+  v[7] = std::numeric_limits<float>::max();
+  v[8] = -std::numeric_limits<float>::max();
+  v[9] = std::numeric_limits<float>::denorm_min();
+  EXPECT_TRUE(allFinite(v));
+  EXPECT_TRUE(allFinite({}));
+  for (float bad : {INFINITY, -INFINITY, NAN, -NAN})
+    for (std::size_t at : {std::size_t{0}, std::size_t{500}, std::size_t{1002}}) {
+      std::vector<float> w = v;
+      w[at] = bad;
+      EXPECT_FALSE(allFinite(w)) << bad << " at " << at;
+    }
+}
+
+TEST(Sgd, RejectsNonFiniteSettings) {
+  EXPECT_THROW(Sgd({INFINITY, 0.9F, 0.0F}, 4), InvalidArgument);
+  EXPECT_THROW(Sgd({NAN, 0.9F, 0.0F}, 4), InvalidArgument);
+  EXPECT_THROW(Sgd({0.1F, 0.9F, INFINITY}, 4), InvalidArgument);
+  EXPECT_NO_THROW(Sgd({0.1F, 0.9F, 0.0F}, 4));
 }
 
 TEST(Sgd, FollowsTorchSgdWithMomentumAndWeightDecay) {

@@ -1,5 +1,7 @@
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <string>
 #include <vector>
 
 #include "collectives/communicator.h"
@@ -116,11 +118,37 @@ TEST(Sync, StragglerSlowsItsComputeByTheFactor) {
   TrainConfig c = tinyConfig(Mode::Sync, 2, 256);
   c.epochs = 1;
   c.widths = {testing::kFeatures, 256, 256, testing::kClasses};
-  c.straggler = {1, 3.0};
+  c.straggler = {.rank = 1, .computeFactor = 3.0};
   const RunResult r = syncRun(c, data);
   std::int64_t compute[2] = {0, 0};
   for (const StepRecord& s : r.steps) compute[s.rank] += s.computeNs;
   EXPECT_GT(compute[1], compute[0]);
+}
+
+TEST(Sync, ARunThatDivergesStopsWithAnErrorInsteadOfTrainingOnNan) {
+  const DataSplit data = tinyData();
+  TrainConfig c = tinyConfig(Mode::Sync, 2, 32);
+  c.sgd.lr = 1e30F;  // finite, so it passes validation; the parameters overflow within a few steps
+  try {
+    (void)train(c, data);
+    ADD_FAILURE() << "a run with lr 1e30 reported success";
+  } catch (const InvalidArgument& e) {
+    ADD_FAILURE() << "divergence is a runtime failure, not bad usage: " << e.what();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("diverged"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Sync, RejectsNonFiniteHyperParameters) {
+  const DataSplit data = tinyData();
+  for (float lr : {INFINITY, NAN, -0.1F, 0.0F}) {
+    TrainConfig c = tinyConfig(Mode::Sync, 2, 32);
+    c.sgd.lr = lr;
+    EXPECT_THROW(train(c, data), InvalidArgument) << lr;
+  }
+  TrainConfig c = tinyConfig(Mode::Sync, 2, 32);
+  c.sgd.weightDecay = INFINITY;
+  EXPECT_THROW(train(c, data), InvalidArgument);
 }
 
 TEST(Sync, RejectsMismatchedConfig) {

@@ -8,6 +8,7 @@
 #include "trainer/async/ssp_clock.h"
 #include "trainer/data/sampler.h"
 #include "trainer/model/mlp.h"
+#include "trainer/run/divergence.h"
 #include "trainer/run/epoch_runner.h"
 #include "trainer/run/gradient_step.h"
 #include "trainer/run/steps.h"
@@ -31,7 +32,7 @@ class AsyncWorker {
   AsyncWorker(int rank, const AsyncShared& s)
       : rank_(rank), s_(s), params_(static_cast<std::size_t>(s.model.layout().parameterCount())), grads_(params_.size()),
         step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
-        throttle_(s.config.straggler.rank == rank ? s.config.straggler.factor : 1.0), trace_(s.config.trace) {}
+        throttle_(s.config.straggler.rank == rank ? s.config.straggler.computeFactor : 1.0), trace_(s.config.trace) {}
 
   void runEpoch(int epoch) {
     lossSum_ = 0.0;
@@ -55,7 +56,9 @@ class AsyncWorker {
     const std::int64_t pullStart = clock.nowNs();
     const PullResult pulled = s_.server.pull(params_);
     const std::int64_t computeStart = clock.nowNs();
+    checkParamsFinite(params_, s_.config, epoch, step);
     const StepLoss loss = step_.compute(params_, batch, grads_, clock, throttle_);
+    checkLossFinite(loss.lossSum, s_.config, epoch, step, rank_);
     const std::int64_t pushStart = clock.nowNs();
     const PushResult pushed = s_.server.push(grads_, params_, pulled.version);
     const std::int64_t end = clock.nowNs();
@@ -139,6 +142,7 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
     const EvalResult test = evaluate(model, server.snapshot(), data.test);
     result.epochs.push_back(makeEpochRecord(epoch, lossSum, samples, test, epochNs, trainS));
     if (observe) observe(result.epochs.back());
+    checkEpochFinite(result.epochs.back(), config);
     if (epoch + 1 < config.epochs) prepareEpoch(epoch + 1);
   };
   hooks.onFailure = [&] { ssp.abort(); };

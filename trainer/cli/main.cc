@@ -1,5 +1,5 @@
-// cclab-train: see docs/trainer.md. Exit codes: 0 ok, 1 runtime failure, 2 bad usage (flags, paths,
-// an unavailable backend).
+// cclab-train: see docs/trainer.md. Exit codes: 0 ok, 1 runtime failure (a diverged run included), 2 bad
+// usage (flags, paths, an unavailable backend).
 #include <cblas.h>
 
 #include <iostream>
@@ -21,6 +21,7 @@ int run(int argc, char** argv) {
   const auto options = parseCommandLine(argc, argv, std::cout);
   if (!options) return 0;
   const TrainConfig& config = options->train;
+  checkOutputs(options->output);  // before training: a run must not end unable to save its results
   if (config.sync.backend != cclab::Backend::Host) {
     std::string why;
     if (!cclab::backendAvailable(config.sync.backend, &why))

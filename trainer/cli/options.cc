@@ -4,7 +4,10 @@
 
 #include <cctype>
 #include <charconv>
+#include <filesystem>
+#include <vector>
 
+#include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
 
@@ -29,6 +32,30 @@ std::size_t parseByteSize(std::string_view s) {
   if (ec != std::errc() || ptr == s.data() || shift == ~0U)
     throw InvalidArgument("bad size '" + std::string(s) + "' (expected e.g. 4096, 64K, 25M, 1G)");
   return value << shift;
+}
+
+namespace {
+
+// Options that change nothing in a mode are refused, so a run is never labelled with a setting it
+// ignored (sync has no parameter server, async no allreduce).
+void refuseOptionsWithoutEffect(const CLI::App& app, Mode mode) {
+  const bool sync = mode == Mode::Sync;
+  const auto ignored = sync ? std::vector<std::string>{"--dc-lambda", "--ssp"}
+                            : std::vector<std::string>{"--bucket", "--first-bucket", "--no-overlap", "--algo", "--backend"};
+  for (const std::string& flag : ignored)
+    if (app.count(flag) > 0)
+      throw InvalidArgument(flag + " has no effect with --mode " + std::string(name(mode)) + " (it applies to --mode " +
+                            (sync ? "async" : "sync") + " only)");
+}
+
+}  // namespace
+
+void checkOutputs(const OutputOptions& o) {
+  if (!o.jsonPath.empty()) conventions::checkWritable(o.jsonPath, "-J");
+  if (!o.tracePath.empty()) conventions::checkWritable(o.tracePath, "--trace");
+  if (!o.jsonPath.empty() && !o.tracePath.empty() &&
+      std::filesystem::weakly_canonical(o.jsonPath) == std::filesystem::weakly_canonical(o.tracePath))
+    throw InvalidArgument("-J and --trace name the same file '" + o.jsonPath + "'");
 }
 
 std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, std::ostream& help) {
@@ -65,7 +92,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_flag("--no-overlap", noOverlap, "start allreduces only after the whole backward");
   app.add_option("--dc-lambda", t.async.dcLambda, "DC-ASGD compensation lambda (async; 0: off)")->capture_default_str();
   app.add_option("--ssp", t.async.sspBound, "SSP staleness bound (async; -1: none)")->capture_default_str();
-  app.add_option("--straggler", straggler, "RANK:FACTOR, e.g. 1:1.4 (40% slower compute)");
+  app.add_option("--straggler", straggler, "RANK:compute=FACTOR, e.g. 1:compute=1.4 (40% slower compute; 1:1.4 also)");
   app.add_option("-J,--json", o.output.jsonPath, "write results as JSON");
   app.add_option("--trace", o.output.tracePath, "write a Chrome-trace timeline");
   app.add_option("--scaling-baseline", o.output.scalingBaseline, "-J file of a run with fewer workers");
@@ -80,6 +107,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
     throw InvalidArgument(e.what());
   }
   t.mode = parseMode(mode);
+  refuseOptionsWithoutEffect(app, t.mode);
   t.widths = parseWidths(widths);
   t.remainder = parseRemainder(remainder);
   t.sync.backend = parseBackend(backend);
@@ -91,7 +119,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   t.sync.bucketBytes = parseByteSize(bucket);
   t.sync.firstBucketBytes = parseByteSize(firstBucket);
   t.sync.overlap = !noOverlap;
-  if (!straggler.empty()) t.straggler = parseStraggler(straggler);
+  if (!straggler.empty()) t.straggler = parseStraggler(straggler, BareNumber::ComputeFactor);  // RANK:FACTOR stays
   t.trace = !o.output.tracePath.empty();
   o.data.synthetic.seed = t.seed;
   if (o.data.name != "fashion-mnist" && o.data.name != "synthetic")

@@ -31,6 +31,10 @@ struct CliOptions {
 // Returns nullopt after printing --help to `help`. Throws InvalidArgument.
 std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, std::ostream& help);
 
+// Throws InvalidArgument unless every output file (-J, --trace) can be written, and they differ.
+// Call before the run: a run must not train for minutes and then fail to save its results.
+void checkOutputs(const OutputOptions& o);
+
 // "25M" -> 26214400, "64K", "1G", "4096" (K/M/G = 1024^n); throws InvalidArgument.
 std::size_t parseByteSize(std::string_view s);
 

@@ -1,8 +1,6 @@
 #include "trainer/metrics/trace.h"
 
-#include <fstream>
-
-#include "collectives/core/errors.h"
+#include "collectives/conventions/output_file.h"
 #include "nlohmann/json.hpp"
 #include "trainer/run/clock.h"
 
@@ -20,10 +18,7 @@ void writeChromeTrace(const std::filesystem::path& path, std::span<const TraceEv
     list.push_back({{"name", e.name}, {"ph", "X"}, {"pid", 0}, {"tid", e.track},
                     {"ts", static_cast<double>(e.startNs) / kNsPerUs}, {"dur", static_cast<double>(e.durNs) / kNsPerUs},
                     {"args", {{"step", e.step}}}});
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write trace file " + path.string());
-  out << nlohmann::json{{"traceEvents", list}, {"displayTimeUnit", "ms"}}.dump() << '\n';
-  if (!out) throw Error("error writing trace file " + path.string());
+  conventions::writeFileAtomically(path, nlohmann::json{{"traceEvents", list}, {"displayTimeUnit", "ms"}}.dump() + '\n');
 }
 
 }  // namespace cclab::trainer

@@ -37,6 +37,7 @@ class TraceLog {
 };
 
 // Writes {"traceEvents": [...]} with thread names "worker r" / "comm r"; throws Error if it cannot.
+// Written whole through a temporary file (conventions/output_file.h); throws Error.
 void writeChromeTrace(const std::filesystem::path& path, std::span<const TraceEvent> events, int workers);
 
 }  // namespace cclab::trainer

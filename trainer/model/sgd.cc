@@ -1,5 +1,6 @@
 #include "trainer/model/sgd.h"
 
+#include <cmath>
 #include <string>
 
 #include "collectives/core/errors.h"
@@ -7,9 +8,10 @@
 namespace cclab::trainer {
 
 Sgd::Sgd(SgdConfig config, std::int64_t parameters) : config_(config), velocity_(static_cast<std::size_t>(parameters)) {
-  if (!(config.lr > 0.0F)) throw InvalidArgument("learning rate must be > 0");
+  if (!(config.lr > 0.0F) || !std::isfinite(config.lr)) throw InvalidArgument("learning rate must be finite and > 0");
   if (!(config.momentum >= 0.0F && config.momentum < 1.0F)) throw InvalidArgument("momentum must be in [0, 1)");
-  if (!(config.weightDecay >= 0.0F)) throw InvalidArgument("weight decay must be >= 0");
+  if (!(config.weightDecay >= 0.0F) || !std::isfinite(config.weightDecay))
+    throw InvalidArgument("weight decay must be finite and >= 0");
 }
 
 void Sgd::step(std::span<float> params, std::span<const float> grads, float gradScale) {

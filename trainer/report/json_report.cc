@@ -2,6 +2,7 @@
 
 #include <fstream>
 
+#include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
 #include "trainer/run/clock.h"
@@ -15,7 +16,9 @@ double us(std::int64_t ns) { return static_cast<double>(ns) / kNsPerUs; }
 
 json configJson(const TrainConfig& c, const std::string& dataName) {
   json straggler = nullptr;
-  if (c.straggler.rank >= 0) straggler = {{"rank", c.straggler.rank}, {"factor", c.straggler.factor}};
+  // "factor": the compute factor (the only one the trainer injects); "spec": the flag that reproduces it.
+  if (c.straggler.rank >= 0)
+    straggler = {{"rank", c.straggler.rank}, {"factor", c.straggler.computeFactor}, {"spec", format(c.straggler)}};
   return {{"data", dataName},
           {"mode", std::string(name(c.mode))},
           {"workers", c.workers},
@@ -100,12 +103,7 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
           {"steps", steps}};
 }
 
-void writeJson(const std::filesystem::path& path, const json& j) {
-  std::ofstream out(path);
-  if (!out) throw Error("cannot write JSON file " + path.string());
-  out << j.dump(1) << '\n';
-  if (!out) throw Error("error writing JSON file " + path.string());
-}
+void writeJson(const std::filesystem::path& path, const json& j) { conventions::writeFileAtomically(path, j.dump(1) + '\n'); }
 
 BaselineRun readBaseline(const std::filesystem::path& path) {
   std::ifstream in(path);

@@ -16,6 +16,7 @@ inline constexpr const char* kJsonSchema = "cclab-train/1";
 
 nlohmann::json runToJson(const TrainConfig& config, const std::string& dataName, const RunInfo& info,
                          const RunResult& run, const Summary& summary);
+// Written whole through a temporary file (conventions/output_file.h): a failure leaves the old file.
 void writeJson(const std::filesystem::path& path, const nlohmann::json& j);  // throws Error
 
 struct BaselineRun {

@@ -1,8 +1,10 @@
 #include "trainer/run/train_config.h"
 
+#include <cmath>
 #include <string>
 
 #include "collectives/core/errors.h"
+#include "fmt/format.h"
 
 namespace cclab::trainer {
 
@@ -13,6 +15,23 @@ Mode parseMode(std::string_view s) {
 }
 
 std::string_view name(Mode m) { return m == Mode::Sync ? "sync" : "async"; }
+
+namespace {
+
+// Finite and in range: inf or nan would train to NaN, a negative rate would ascend.
+void checkHyperParameters(const TrainConfig& c) {
+  const auto finite = [](float v) { return std::isfinite(v); };
+  if (!finite(c.sgd.lr) || !(c.sgd.lr > 0.0F))
+    throw InvalidArgument("--lr must be a finite number > 0, got " + fmt::format("{:g}", c.sgd.lr));
+  if (!finite(c.sgd.momentum) || !(c.sgd.momentum >= 0.0F && c.sgd.momentum < 1.0F))
+    throw InvalidArgument("--momentum must be in [0, 1), got " + fmt::format("{:g}", c.sgd.momentum));
+  if (!finite(c.sgd.weightDecay) || !(c.sgd.weightDecay >= 0.0F))
+    throw InvalidArgument("--weight-decay must be a finite number >= 0, got " + fmt::format("{:g}", c.sgd.weightDecay));
+  if (!finite(c.async.dcLambda) || !(c.async.dcLambda >= 0.0F))
+    throw InvalidArgument("--dc-lambda must be a finite number >= 0, got " + fmt::format("{:g}", c.async.dcLambda));
+}
+
+}  // namespace
 
 void validate(const TrainConfig& c) {
   constexpr int kMaxWorkers = 1024;
@@ -26,10 +45,13 @@ void validate(const TrainConfig& c) {
   if (c.straggler.rank >= c.workers)
     throw InvalidArgument("--straggler rank " + std::to_string(c.straggler.rank) + " is not a worker (0.." +
                           std::to_string(c.workers - 1) + ")");
-  if (c.straggler.rank >= 0 && !(c.straggler.factor >= 1.0)) throw InvalidArgument("--straggler factor must be >= 1");
+  if (c.straggler.rank >= 0 && !(c.straggler.computeFactor >= 1.0 && c.straggler.computeFactor <= kMaxStragglerFactor))
+    throw InvalidArgument("--straggler compute factor must be in [1, " + fmt::format("{:g}", kMaxStragglerFactor) + "]");
+  if (c.straggler.startDelay.count() != 0 || c.straggler.linkFactor != 1.0)
+    throw InvalidArgument("--straggler " + format(c.straggler) + ": the trainer injects only compute= (a slower worker)");
+  checkHyperParameters(c);
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");
-  if (!(c.async.dcLambda >= 0.0F)) throw InvalidArgument("--dc-lambda must be >= 0");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
 }
 

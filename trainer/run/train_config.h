@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/core/straggler.h"
 #include "trainer/data/sampler.h"
 #include "trainer/model/sgd.h"
 #include "trainer/run/straggler.h"
@@ -49,14 +50,15 @@ struct TrainConfig {
   Remainder remainder = Remainder::Pad;
   SyncConfig sync;
   AsyncConfig async;
-  StragglerSpec straggler;
+  Straggler straggler;           // the trainer injects computeFactor only
   bool trace = false;            // record a Chrome-trace timeline
 
   [[nodiscard]] std::int64_t workerBatch() const { return batch / workers; }
 };
 
 // Throws InvalidArgument naming the first problem (batch not divisible by workers x micro-batches,
-// straggler rank out of range, ...).
+// straggler rank out of range, a straggler delay or link factor (the trainer has neither), a learning
+// rate, momentum, weight decay or DC lambda that is not finite or out of range, ...).
 void validate(const TrainConfig& c);
 
 }  // namespace cclab::trainer

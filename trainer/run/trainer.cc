@@ -9,7 +9,7 @@ namespace cclab::trainer {
 RunResult train(const TrainConfig& config, const DataSplit& data, const EpochObserver& observe) {
   validate(config);
   if (config.mode == Mode::Async) return runAsync(config, data, observe);
-  const auto comm = makeCommunicator(config.sync.backend, CommConfig{config.workers, "events"});
+  const auto comm = makeCommunicator(config.sync.backend, CommConfig{.nranks = config.workers});
   return runSync(config, data, *comm, observe);
 }
 

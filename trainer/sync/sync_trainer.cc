@@ -10,6 +10,7 @@
 #include "trainer/data/sampler.h"
 #include "trainer/model/mlp.h"
 #include "trainer/model/sgd.h"
+#include "trainer/run/divergence.h"
 #include "trainer/run/epoch_runner.h"
 #include "trainer/run/gradient_step.h"
 #include "trainer/run/steps.h"
@@ -39,7 +40,7 @@ class SyncWorker {
         grads_(params_.size()), sgd_(s.config.sgd, s.model.layout().parameterCount()),
         sampler_(s.data.train.size(), s.config.workers, rank, s.config.seed, s.config.remainder),
         step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
-        throttle_(s.config.straggler.rank == rank ? s.config.straggler.factor : 1.0), trace_(s.config.trace),
+        throttle_(s.config.straggler.rank == rank ? s.config.straggler.computeFactor : 1.0), trace_(s.config.trace),
         comm_(s.exchange, rank, s.clock, s.config.trace) {}
 
   void runEpoch(int epoch) {
@@ -82,6 +83,7 @@ class SyncWorker {
     const std::int64_t busy = comm_.waitAll();
     const std::int64_t done = clock.nowNs();
     sgd_.step(params_, grads_, 1.0F / static_cast<float>(s_.config.workers));
+    checkParamsFinite(params_, s_.config, epoch, step);  // replicas agree: every worker stops here
     const std::int64_t end = clock.nowNs();
     trace_.add("forward+backward", computeTrack(rank_), start, ready, globalStep);
     trace_.add("wait for gradients", computeTrack(rank_), ready, done, globalStep);
@@ -170,6 +172,7 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
     const EvalResult test = evaluate(model, workers.front()->params(), data.test);
     result.epochs.push_back(makeEpochRecord(epoch, lossSum, samples, test, epochNs, trainS));
     if (observe) observe(result.epochs.back());
+    checkEpochFinite(result.epochs.back(), config);
   };
   const std::int64_t trainNs = runEpochs(config.workers, config.epochs, clock, hooks);
 
