@@ -58,7 +58,7 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   cli.addOption('\0', "algo", "NAME", "ring tree dbtree rhd rd chain auto (default auto)",
                 [&o](std::string_view v) { o.comm.algorithm = plan::parseAlgorithm(v); });
   cli.addOption('\0', "slice", "SIZE", "pipeline slice in bytes, K/M/G suffix (default: the backend's)",
-                [&o](std::string_view v) { o.comm.sliceBytes = parseSize(v); });
+                [&o](std::string_view v) { o.comm.sliceBytes = parseSizeFlag(v, "--slice"); });
   cli.addOption('\0', "straggler", "RANK:delay=T", "this rank arrives T late at every collective (100us, 2ms; RANK:DELAY_US also)",
                 [&o](std::string_view v) { o.comm.straggler = parseBenchStraggler(v); });
   cli.addOption('\0', "timeout", "MS", "bound on every wait inside a collective (default 30000)", [&o](std::string_view v) {

@@ -1,6 +1,8 @@
+// Every rank's buffers for a run, and the host memory a run needs before it allocates (rank_memory.h).
 #include "bench/harness/rank_memory.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace cclab::bench {
 namespace {
@@ -14,6 +16,26 @@ void touch(Communicator& comm, int rank, const Buffer& b) {
 }
 
 }  // namespace
+
+RunBuffers largestBuffers(plan::Collective c, std::int64_t maxBytes, const std::vector<DataType>& types, int nranks) {
+  RunBuffers b;
+  for (DataType t : types) {
+    const CollectiveShape shape = shapeOf(c, maxBytes, sizeOf(t), nranks);
+    const auto w = static_cast<std::int64_t>(sizeOf(t));
+    b.sendBytes = std::max(b.sendBytes, static_cast<std::size_t>(shape.inputCount * w));
+    b.recvBytes = std::max(b.recvBytes, static_cast<std::size_t>(std::max(shape.inputCount, shape.outputCount) * w));
+  }
+  return b;
+}
+
+std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, bool check) {
+  constexpr int kStagingBuffers = 3;  // HostStaging: data, expected, poison
+  __int128 bytes = 0;
+  if (ranksOnHost) bytes += static_cast<__int128>(nranks) * (static_cast<__int128>(b.sendBytes) + b.recvBytes);
+  if (check) bytes += static_cast<__int128>(kStagingBuffers) * std::max(b.sendBytes, b.recvBytes);
+  const auto limit = static_cast<__int128>(std::numeric_limits<std::int64_t>::max());
+  return static_cast<std::int64_t>(std::min(bytes, limit));
+}
 
 RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {
   const int n = comm.nranks();

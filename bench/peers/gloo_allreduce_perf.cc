@@ -26,6 +26,7 @@
 #include "bench/peers/peer_main_util.h"
 #include "bench/peers/peer_options.h"
 #include "bench/peers/peer_report.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/machine_info.h"
 #include "bench/report/usage_error.h"
 
@@ -61,7 +62,7 @@ class GlooRun {
  private:
   template <typename T>
   void measureAll(int rank, const std::shared_ptr<gloo::Context>& ctx, PeerRankBuffers& buf) {
-    for (std::int64_t size : sweepSizes(o_.sweep)) {
+    for (std::int64_t size : sizesOf(o_.sweep)) {
       const CollectiveShape shape = shapeOf(plan::Collective::AllReduce, size, sizeof(T), o_.nranks);
       const Measurement oop = measure<T>(rank, ctx, shape, false, buf);
       const Measurement ip = measure<T>(rank, ctx, shape, true, buf);

@@ -16,6 +16,7 @@
 #include "bench/peers/peer_main_util.h"
 #include "bench/peers/peer_options.h"
 #include "bench/peers/peer_report.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/machine_info.h"
 #include "bench/report/usage_error.h"
 
@@ -137,7 +138,7 @@ int run(int argc, char** argv) {
       table.columnHeader();
     }
     MpiRun runner(o, rank, nranks);
-    for (std::int64_t size : sweepSizes(o.sweep)) {
+    for (std::int64_t size : sizesOf(o.sweep)) {
       ResultRow row = runner.measureSize(size, buf);
       if (rank == 0) table.row(row);
       log.add(std::move(row));

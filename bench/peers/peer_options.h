@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "bench/report/command_line.h"
+#include "bench/report/cli.h"
 #include "bench/report/iteration.h"
-#include "bench/report/sweep.h"
+#include "bench/report/report_types.h"
 #include "collectives/core/dtype.h"
 
 namespace cclab::bench {

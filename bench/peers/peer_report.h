@@ -8,7 +8,7 @@
 #include "bench/peers/peer_options.h"
 #include "bench/report/collective_shape.h"
 #include "bench/report/json_report.h"
-#include "bench/report/table.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 

@@ -10,7 +10,7 @@
 #include <thread>
 #include <vector>
 
-#include "bench/report/command_line.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
 
@@ -56,7 +56,7 @@ int main(int argc, char** argv) {
   cli.addOption('t', "threads", "N", "threads copying at once (default 2)",
                 [&](std::string_view v) { o.threads = static_cast<int>(parseInteger(v, 1, 1024, "threads")); });
   cli.addOption('s', "size", "SIZE", "bytes each thread copies (default 64M)", [&](std::string_view v) {
-    o.bytes = parseSize(v);
+    o.bytes = parseSizeFlag(v, "-s/--size");
     if (o.bytes < 1) throw UsageError("size must be > 0");
   });
   cli.addOption('n', "iters", "N", "copies per thread (default 20)",
