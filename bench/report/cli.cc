@@ -11,21 +11,17 @@
 namespace cclab::bench {
 namespace {
 
-std::string cliNames(char shortName, const std::string& longName) {
-  std::string names;
-  if (shortName) names += std::string("-") + shortName;
-  if (shortName && !longName.empty()) names += ",";
-  if (!longName.empty()) names += "--" + longName;
-  return names;
-}
-
-std::string display(char shortName, const std::string& longName) {
+// "-b" and "--minbytes" joined by `separator`: "," for CLI11's name list, "/" for messages and help.
+std::string joinNames(char shortName, const std::string& longName, const char* separator) {
   std::string s;
   if (shortName) s += std::string("-") + shortName;
-  if (shortName && !longName.empty()) s += "/";
+  if (shortName && !longName.empty()) s += separator;
   if (!longName.empty()) s += "--" + longName;
   return s;
 }
+
+std::string display(char shortName, const std::string& longName) { return joinNames(shortName, longName, "/"); }
+std::string cliNames(char shortName, const std::string& longName) { return joinNames(shortName, longName, ","); }
 
 std::string oneLine(std::string s) {
   std::replace(s.begin(), s.end(), '\n', ' ');

@@ -12,8 +12,8 @@ TEST(Report, Sizes) {
   EXPECT_EQ(parseBytes("1M"), 1 << 20);
   EXPECT_EQ(parseBytes("1G"), Bytes{1} << 30);
   EXPECT_EQ(parseBytes("2GB"), Bytes{2} << 30);
-  EXPECT_THROW(parseBytes("lots"), std::invalid_argument);
-  EXPECT_THROW(parseBytes("3X"), std::invalid_argument);
+  EXPECT_THROW(parseBytes("lots"), cclab::InvalidArgument);
+  EXPECT_THROW(parseBytes("3X"), cclab::InvalidArgument);
   EXPECT_EQ(humanBytes(1536), "1.5K");
   EXPECT_EQ(humanBytes(Bytes{1} << 30), "1G");
 }
