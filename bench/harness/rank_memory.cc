@@ -2,7 +2,8 @@
 #include "bench/harness/rank_memory.h"
 
 #include <algorithm>
-#include <limits>
+
+#include "collectives/conventions/memory_budget.h"
 
 namespace cclab::bench {
 namespace {
@@ -30,11 +31,10 @@ RunBuffers largestBuffers(plan::Collective c, std::int64_t maxBytes, const std::
 
 std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, bool check) {
   constexpr int kStagingBuffers = 3;  // HostStaging: data, expected, poison
-  __int128 bytes = 0;
-  if (ranksOnHost) bytes += static_cast<__int128>(nranks) * (static_cast<__int128>(b.sendBytes) + b.recvBytes);
-  if (check) bytes += static_cast<__int128>(kStagingBuffers) * std::max(b.sendBytes, b.recvBytes);
-  const auto limit = static_cast<__int128>(std::numeric_limits<std::int64_t>::max());
-  return static_cast<std::int64_t>(std::min(bytes, limit));
+  const auto send = static_cast<std::int64_t>(b.sendBytes), recv = static_cast<std::int64_t>(b.recvBytes);
+  const std::int64_t staging = check ? conventions::saturatingBytes(kStagingBuffers, std::max(send, recv)) : 0;
+  if (!ranksOnHost) return staging;
+  return conventions::saturatingBytes(nranks, conventions::saturatingBytes(1, send, recv), staging);
 }
 
 RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {

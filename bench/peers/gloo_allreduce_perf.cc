@@ -161,6 +161,7 @@ int run(int argc, char** argv) {
     }
     validate(o.sweep);
     if (!o.jsonPath.empty()) json.emplace(o.jsonPath);
+    requirePeerMemory(o, o.nranks);
   } catch (const UsageError& e) {
     return peerFail(kTool, kExitUsage, e.what());
   }

@@ -39,6 +39,13 @@ bool isFirstRankBeforeInit() {
   return !r || std::string(r) == "0";
 }
 
+// Ranks of the job on this machine before MPI_Init: mpirun exports OMPI_COMM_WORLD_LOCAL_SIZE.
+int localRanksBeforeInit() {
+  const char* n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = n ? std::atoi(n) : 1;
+  return ranks > 0 ? ranks : 1;
+}
+
 std::string libraryVersion() {
   std::vector<char> buf(MPI_MAX_LIBRARY_VERSION_STRING);
   int len = 0;
@@ -116,6 +123,7 @@ int run(int argc, char** argv) {
     if (o.sweep.maxBytes / static_cast<std::int64_t>(sizeOf(o.type)) > std::numeric_limits<int>::max())
       throw UsageError("-e " + std::to_string(o.sweep.maxBytes) + " needs more elements than MPI's int count holds");
     if (!o.jsonPath.empty() && first) json.emplace(o.jsonPath);
+    requirePeerMemory(o, localRanksBeforeInit());
   } catch (const UsageError& e) {
     return first ? peerFail(kTool, kExitUsage, e.what()) : kExitUsage;
   }

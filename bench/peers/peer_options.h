@@ -26,4 +26,8 @@ bool peerSupports(DataType t);
 
 void addPeerFlags(CommandLine& cli, PeerOptions& o, bool ranksFlag);
 
+// Refuses (UsageError with both numbers) a run whose buffers cannot fit in MemAvailable: each of the
+// `ranksHere` ranks on this machine holds send, receive and (with -c) expected buffers of -e bytes.
+void requirePeerMemory(const PeerOptions& o, int ranksHere);
+
 }  // namespace cclab::bench

@@ -45,6 +45,13 @@ std::optional<std::int64_t> hostMemoryAvailable() {
   return memAvailableOf(text.str());
 }
 
+std::int64_t saturatingBytes(std::int64_t count, std::int64_t bytes, std::int64_t extra) {
+  std::int64_t product = 0, sum = 0;
+  if (__builtin_mul_overflow(count, bytes, &product) || __builtin_add_overflow(product, extra, &sum))
+    return std::numeric_limits<std::int64_t>::max();
+  return sum;
+}
+
 void requireMemory(std::int64_t needed, std::int64_t available, std::string_view what, std::string_view where) {
   if (needed <= available) return;
   throw InvalidArgument(fmt::format("{} needs {} of {}, only {} are available", what, shown(needed), where,

@@ -15,6 +15,9 @@ std::optional<std::int64_t> hostMemoryAvailable();
 // Parses a /proc/meminfo text; empty when it has no "MemAvailable: N kB" line.
 std::optional<std::int64_t> memAvailableOf(std::string_view meminfo);
 
+// count * bytes + extra, saturating at INT64_MAX instead of wrapping (all arguments >= 0).
+std::int64_t saturatingBytes(std::int64_t count, std::int64_t bytes, std::int64_t extra = 0);
+
 // Throws InvalidArgument "<what> needs N bytes (X GiB) of <where>, only M bytes (Y GiB) are available"
 // when needed > available.
 void requireMemory(std::int64_t needed, std::int64_t available, std::string_view what, std::string_view where);

@@ -3,6 +3,7 @@
 
 #include <array>
 #include <cctype>
+#include <numeric>
 #include <string>
 
 #include "collectives/core/errors.h"
@@ -61,14 +62,14 @@ std::int64_t parseSize(std::string_view text, std::string_view flag) {
   if (shift < 0) refuse(flag, text, kGrammar);
   if (whole > (kMaxSizeBytes >> shift)) refuse(flag, text, "is too large (the limit is 2^62 bytes)");
   const std::int64_t bytes = whole << shift;
-  // fracNum/fracDen * 2^shift must be a whole number of bytes; fracNum < fracDen <= 1e12 and
-  // 2^shift <= 2^40 keep the product below 2^80, so it is formed in 128 bits.
+  // fracNum/fracDen * 2^shift must be a whole number of bytes. With g = gcd(fracDen, 2^shift) that is
+  // fracNum/(fracDen/g) * (2^shift/g), exact when fracDen/g divides fracNum, and at most 2^shift.
   std::int64_t fracBytes = 0;
   if (fracNum != 0) {
     const std::int64_t unit = std::int64_t{1} << shift;
-    const __int128 product = static_cast<__int128>(fracNum) * unit;
-    if (product % fracDen != 0) refuse(flag, text, "is not a whole number of bytes");
-    fracBytes = static_cast<std::int64_t>(product / fracDen);
+    const std::int64_t g = std::gcd(fracDen, unit);
+    if (fracNum % (fracDen / g) != 0) refuse(flag, text, "is not a whole number of bytes");
+    fracBytes = fracNum / (fracDen / g) * (unit / g);
   }
   if (bytes > kMaxSizeBytes - fracBytes) refuse(flag, text, "is too large (the limit is 2^62 bytes)");
   return bytes + fracBytes;

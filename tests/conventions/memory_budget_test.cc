@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <limits>
 #include <string>
 
 #include "collectives/core/errors.h"
@@ -20,6 +21,14 @@ TEST(MemoryBudget, ReadsMemAvailable) {
   const auto here = hostMemoryAvailable();
   ASSERT_TRUE(here) << "this machine has /proc/meminfo";
   EXPECT_GT(*here, 0);
+}
+
+TEST(MemoryBudget, ByteCountsSaturateInsteadOfWrapping) {
+  EXPECT_EQ(saturatingBytes(3, 1000, 7), 3007);
+  EXPECT_EQ(saturatingBytes(0, 1000), 0);
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
+  EXPECT_EQ(saturatingBytes(1024, std::int64_t{1} << 62), kMax);
+  EXPECT_EQ(saturatingBytes(1, kMax - 1, 2), kMax);
 }
 
 TEST(MemoryBudget, RefusesWithBothNumbers) {
