@@ -115,7 +115,7 @@ class GlooRun {
         wrong = 0;
         for (std::int64_t w : wrong_) *wrong += w;
       }
-      m = peerMeasurement(shape, o_.type, o_.nranks, combineTimes(it.average, seconds_), wrong);
+      m = peerMeasurement(shape, o_.nranks, combineTimes(it.average, seconds_), wrong);
       seed_ += 2;
     }
     sync_.arrive_and_wait();  // rank 0 has read them before anyone overwrites them

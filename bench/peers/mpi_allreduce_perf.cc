@@ -98,7 +98,7 @@ class MpiRun {
       MPI_Reduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
       wrong = total;
     }
-    return peerMeasurement(shape, o_.type, nranks_, combineTimes(it.average, all), wrong);
+    return peerMeasurement(shape, nranks_, combineTimes(it.average, all), wrong);
   }
 
   const PeerOptions& o_;

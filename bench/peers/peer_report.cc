@@ -22,7 +22,7 @@ void printPeerHeader(const TablePrinter& table, const PeerIdentity& id, const Pe
   table.headerLine("");
 }
 
-Measurement peerMeasurement(const CollectiveShape& shape, DataType type, int nranks, double seconds,
+Measurement peerMeasurement(const CollectiveShape& shape, int nranks, double seconds,
                             std::optional<std::int64_t> wrong) {
   const conventions::Bandwidth bw = conventions::bandwidthOf(plan::Collective::AllReduce, nranks, shape.sizeBytes, seconds);
   return {seconds * 1e6, bw.algBw, bw.busBw, wrong};

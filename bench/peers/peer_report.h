@@ -20,7 +20,7 @@ struct PeerIdentity {
 };
 
 void printPeerHeader(const TablePrinter& table, const PeerIdentity& id, const PeerOptions& o, int nranks);
-Measurement peerMeasurement(const CollectiveShape& shape, DataType type, int nranks, double seconds,
+Measurement peerMeasurement(const CollectiveShape& shape, int nranks, double seconds,
                             std::optional<std::int64_t> wrong);
 ResultRow peerRow(const CollectiveShape& shape, DataType type, Measurement outOfPlace, Measurement inPlace);
 RunInfo peerRunInfo(const PeerIdentity& id, const PeerOptions& o, int nranks, const std::string& command);

@@ -43,7 +43,8 @@ TEST(Peers, GlooRingAllReduce) {
 TEST(Peers, GlooRejectsBadUsage) {
   if (!CCLAB_HAVE_GLOO_PEER) GTEST_SKIP() << "built without Gloo";
   for (const std::vector<std::string>& args : {std::vector<std::string>{"-d", "half"}, {"-o", "max"}, {"-g", "0"},
-                                              {"--algo", "ring"}, {"-b", "1G", "-e", "8"}}) {
+                                              {"--algo", "ring"}, {"-b", "1G", "-e", "8"},
+                                              {"--minbytes=nan"}, {"-f1.5"}, {"-b", "1T", "-e", "1T", "-g", "2"}}) {
     const ToolRun run = runTool("gloo_allreduce_perf", args);
     EXPECT_EQ(run.status, 2) << args[0];
     EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
@@ -62,9 +63,11 @@ TEST(Peers, OpenMpiAllReduce) {
 
 TEST(Peers, OpenMpiRejectsBadUsageBeforeStarting) {
   if (!CCLAB_HAVE_MPI_PEER) GTEST_SKIP() << "built without MPI";
-  const ToolRun run = runTool("mpi_allreduce_perf", {"-b", "x"});
-  EXPECT_EQ(run.status, 2);
-  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"-b", "x"}, {"-b8", "-e", "1T"}}) {
+    const ToolRun run = runTool("mpi_allreduce_perf", args);
+    EXPECT_EQ(run.status, 2) << args[0];
+    EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  }
 }
 
 }  // namespace
