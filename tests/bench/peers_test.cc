@@ -63,7 +63,7 @@ TEST(Peers, OpenMpiAllReduce) {
 
 TEST(Peers, OpenMpiRejectsBadUsageBeforeStarting) {
   if (!CCLAB_HAVE_MPI_PEER) GTEST_SKIP() << "built without MPI";
-  for (const std::vector<std::string>& args : {std::vector<std::string>{"-b", "x"}, {"-b8", "-e", "1T"}}) {
+  for (const std::vector<std::string>& args : {std::vector<std::string>{"-b", "x"}, {"-b1T", "-e", "1T"}}) {
     const ToolRun run = runTool("mpi_allreduce_perf", args);
     EXPECT_EQ(run.status, 2) << args[0];
     EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
