@@ -13,6 +13,8 @@
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/conventions/memory_budget.h"
+#include "collectives/core/errors.h"
 
 namespace {
 
@@ -71,6 +73,16 @@ int main(int argc, char** argv) {
   if (help) {
     std::fputs(cli.usage().c_str(), stdout);
     return kExitOk;
+  }
+  try {  // each thread holds a source and a destination of -s bytes: refuse what cannot fit, before allocating
+    namespace conv = cclab::conventions;
+    if (const auto available = conv::hostMemoryAvailable())
+      conv::requireMemory(conv::saturatingBytes(o.threads, conv::saturatingBytes(2, o.bytes)), *available,
+                          "-s " + std::to_string(o.bytes) + " on -t " + std::to_string(o.threads),
+                          "host memory (MemAvailable)");
+  } catch (const cclab::InvalidArgument& e) {
+    std::fprintf(stderr, "copy_bandwidth: %s\n", e.what());
+    return kExitUsage;
   }
   std::printf("copy_bandwidth threads=%d bytes=%lld iters=%d gbps=%.2f\n", o.threads, static_cast<long long>(o.bytes),
               o.iters, copyGbps(o));

@@ -99,6 +99,14 @@ TEST(PerfUsage, RunsThatCannotFitInMemoryAreRefusedAtOnce) {
   EXPECT_EQ(kept, "{\"old\": 1}\n") << "a refused run must leave -J's old file as it was";
 }
 
+TEST(PerfUsage, CopyBandwidthRefusesWhatCannotFit) {
+  const ToolRun run = runTool("copy_bandwidth", {"-s", "1T", "-t", "4"});
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  EXPECT_NE(run.err.find("needs 8796093022208 bytes"), std::string::npos) << run.err;
+  expectUsageError("copy_bandwidth", {"-s", "1.3"});
+}
+
 TEST(PerfUsage, EveryToolSharesTheSizeRules) {
   expectUsageError("all_gather_perf", {"--minbytes=nan"});
   expectUsageError("broadcast_perf", {"-f1.5"});
