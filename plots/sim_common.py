@@ -6,11 +6,27 @@ Both have the same shape ({"collective", "algo", "nranks", "results": [{"size", 
 and "time" is accepted for "time_us". busbw is read, never recomputed: both tools write it with
 nccl-tests' factors (collectives/conventions/bandwidth.h), and a row without it is an error.
 """
+import argparse
 import json
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
+
+def scale_cli(description, key, argv=None):
+    """The command line of the `cclab-sim scale -J` plots: (args, doc, doc[key]); exits when key is empty."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("scale_json")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    with open(args.scale_json) as f:
+        doc = json.load(f)
+    items = doc.get(key, [])
+    if not items:
+        sys.exit(f"{args.scale_json}: no '{key}' (expected cclab-sim scale -J output)")
+    return args, doc, items
+
 
 def load_runs(path):
     """A list of run dicts from one JSON file."""
