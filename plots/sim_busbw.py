@@ -23,7 +23,10 @@ def main(argv=None):
     for files, style in ((args.measured, "-o"), (args.predicted, "--x")):
         for path in files:
             for run in load_runs(path):
-                sizes, _, busbw = series(run)
+                try:
+                    sizes, _, busbw = series(run)
+                except ValueError as e:
+                    ap.exit(2, f"sim_busbw.py: {path}: {e}\n")
                 if sizes:
                     ax.plot(sizes, busbw, style, label=label(run, path), markersize=4)
     ax.set_xscale("log", base=2)

@@ -3,21 +3,29 @@
 Both have the same shape ({"collective", "algo", "nranks", "results": [{"size", "oop": {"time_us",
 "busbw", ...}, "ip": {...}}]}); cclab-sim adds "predicted": true. A file may also hold {"runs": [...]}
 (cclab-sim with several --algo values). The readers are tolerant: a missing "oop" falls back to "ip",
-"time" is accepted for "time_us", and busbw is recomputed from time when absent.
+and "time" is accepted for "time_us". busbw is read, never recomputed: both tools write it with
+nccl-tests' factors (collectives/conventions/bandwidth.h), and a row without it is an error.
 """
+import argparse
 import json
+import sys
 
 import matplotlib
 
 matplotlib.use("Agg")
 
-BUSBW_FACTOR = {  # nccl-tests doc/PERFORMANCE.md
-    "allreduce": lambda p: 2.0 * (p - 1) / p,
-    "reducescatter": lambda p: (p - 1) / p,
-    "allgather": lambda p: (p - 1) / p,
-    "broadcast": lambda p: 1.0,
-    "reduce": lambda p: 1.0,
-}
+def scale_cli(description, key, argv=None):
+    """The command line of the `cclab-sim scale -J` plots: (args, doc, doc[key]); exits when key is empty."""
+    ap = argparse.ArgumentParser(description=description)
+    ap.add_argument("scale_json")
+    ap.add_argument("-o", "--output", required=True)
+    args = ap.parse_args(argv)
+    with open(args.scale_json) as f:
+        doc = json.load(f)
+    items = doc.get(key, [])
+    if not items:
+        sys.exit(f"{args.scale_json}: no '{key}' (expected cclab-sim scale -J output)")
+    return args, doc, items
 
 
 def load_runs(path):
@@ -41,10 +49,8 @@ def _timing(row):
 
 def series(run):
     """(sizes in bytes, times in us, busbw in GB/s) of one run, sorted by size."""
-    p = int(run.get("nranks", 1))
-    factor = BUSBW_FACTOR.get(run.get("collective", "allreduce"), lambda _: 1.0)(p)
     rows = []
-    for row in run.get("results", []):
+    for i, row in enumerate(run.get("results", [])):
         size = row.get("size")
         t = _timing(row)
         time = t.get("time_us", t.get("time"))
@@ -52,7 +58,7 @@ def series(run):
             continue
         busbw = t.get("busbw")
         if busbw is None:
-            busbw = size / (time * 1e3) * factor
+            raise ValueError(f"results[{i}] has no busbw (write the file with cclab-sim or *_perf -J)")
         rows.append((int(size), float(time), float(busbw)))
     rows.sort()
     return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]

@@ -2,8 +2,6 @@
 
     python3 plots/sim_crossover.py scale.json -o crossover.png
 """
-import argparse
-import json
 import sys
 
 import matplotlib
@@ -11,21 +9,13 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from sim_common import human_bytes  # noqa: E402
+from sim_common import human_bytes, scale_cli  # noqa: E402
 
 LINES = (("tree_vs_ring_bytes", "tree vs ring"), ("dbtree_vs_ring_bytes", "double binary tree vs ring"))
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scale_json")
-    ap.add_argument("-o", "--output", required=True)
-    args = ap.parse_args(argv)
-    with open(args.scale_json) as f:
-        doc = json.load(f)
-    cross = doc.get("crossover", [])
-    if not cross:
-        sys.exit(f"{args.scale_json}: no 'crossover' (expected cclab-sim scale -J output)")
+    args, doc, cross = scale_cli(__doc__.splitlines()[0], "crossover", argv)
     fig, ax = plt.subplots(figsize=(7, 5))
     top = 1
     for key, name in LINES:

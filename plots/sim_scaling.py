@@ -2,8 +2,6 @@
 
     python3 plots/sim_scaling.py scale.json -o scaling.png
 """
-import argparse
-import json
 import sys
 from collections import defaultdict
 
@@ -12,19 +10,11 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from sim_common import human_bytes  # noqa: E402
+from sim_common import human_bytes, scale_cli  # noqa: E402
 
 
 def main(argv=None):
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("scale_json")
-    ap.add_argument("-o", "--output", required=True)
-    args = ap.parse_args(argv)
-    with open(args.scale_json) as f:
-        doc = json.load(f)
-    rows = doc.get("rows", [])
-    if not rows:
-        sys.exit(f"{args.scale_json}: no 'rows' (expected cclab-sim scale -J output)")
+    args, doc, rows = scale_cli(__doc__.splitlines()[0], "rows", argv)
     by_algo = defaultdict(list)
     for r in rows:
         by_algo[r["algo"]].append((r["nranks"], r["time_us"], r["busbw"]))

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import machine_note, run_cli  # noqa: E402
+from trainer_common import machine_note, run_cli, save_figure  # noqa: E402
 
 PROG = "trainer_comm.py"
 US_PER_MS = 1e3
@@ -49,9 +49,7 @@ def plot(runs, labels, out, title):
     ax.legend(fontsize=8, loc="upper left")
     ax.grid(True, axis="y", alpha=0.3)
     ax.set_title(title or f"cclab-train: step time split ({machine_note(runs)})")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def main(argv=None):

@@ -77,6 +77,15 @@ def median_samples_per_s(runs):
         raise InputError(f"a report's summary lacks {e}") from e
 
 
+def save_figure(fig, path):
+    """Lays out a trainer figure, writes it (110 dpi) and closes it."""
+    import matplotlib.pyplot as plt
+
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+
+
 def run_cli(prog, doc, draw, argv=None, labels=False):
     """The trainer plots' shared command line: FILES... -o PNG [--label L ...] [--title T].
 

@@ -13,7 +13,7 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import machine_note, run_cli  # noqa: E402
+from trainer_common import machine_note, run_cli, save_figure  # noqa: E402
 
 PROG = "trainer_curves.py"
 PERCENT = 100.0
@@ -44,9 +44,7 @@ def plot(runs, labels, out, title):
             ax.grid(True, alpha=0.3)
     axes[1][1].legend(fontsize=8)
     fig.suptitle(title or f"cclab-train: loss and accuracy ({machine_note(runs)})")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def main(argv=None):

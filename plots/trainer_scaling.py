@@ -14,7 +14,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import InputError, machine_note, median_samples_per_s, run_cli, straggler_factor  # noqa: E402
+from trainer_common import (InputError, machine_note, median_samples_per_s, run_cli, save_figure,  # noqa: E402
+                            straggler_factor)
 
 PROG = "trainer_scaling.py"
 
@@ -52,9 +53,7 @@ def plot(runs, out, title):
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=8)
     fig.suptitle(title or f"cclab-train: scaling ({machine_note(runs)})")
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def main(argv=None):

@@ -16,7 +16,8 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import InputError, machine_note, median_samples_per_s, run_cli, straggler_factor  # noqa: E402
+from trainer_common import (InputError, machine_note, median_samples_per_s, run_cli, save_figure,  # noqa: E402
+                            straggler_factor)
 
 PROG = "trainer_straggler.py"
 
@@ -50,9 +51,7 @@ def plot(runs, out, title):
     ax.grid(True, alpha=0.3)
     ax.legend(fontsize=8)
     ax.set_title(title or f"cclab-train: straggler slowdown ({machine_note(runs)})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(out, dpi=110)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def main(argv=None):

@@ -1,4 +1,4 @@
-// Dispatch of the closed forms by collective and algorithm, and nccl-tests' size and busbw rules.
+// Dispatch of the closed forms by collective and algorithm, and nccl-tests' size rule.
 #include "sim/analytic.h"
 
 #include <algorithm>
@@ -82,15 +82,6 @@ Bytes reportedBytes(Collective c, int p, std::int64_t count, std::int64_t e) {
     case Collective::ReduceScatter:
     case Collective::AllGather: return count * e * p;
     default: return count * e;
-  }
-}
-
-double busBandwidthFactor(Collective c, int p) {
-  switch (c) {
-    case Collective::AllReduce: return 2.0 * (p - 1) / p;
-    case Collective::ReduceScatter:
-    case Collective::AllGather: return static_cast<double>(p - 1) / p;
-    default: return 1.0;
   }
 }
 

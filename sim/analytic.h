@@ -44,10 +44,9 @@ std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::
 // Auto slice size as replay() picks it (replay.h kAutoSlicesPerOp, kMinAutoSliceBytes).
 std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, std::int64_t elemSize);
 
-// nccl-tests' conventions (doc/PERFORMANCE.md): the "size" column in bytes for a count, and the busbw
-// factor: allreduce 2(p-1)/p, reducescatter and allgather (p-1)/p, broadcast and reduce 1.
+// nccl-tests' conventions (doc/PERFORMANCE.md): the "size" column in bytes for a count (busbw factors:
+// collectives/conventions/bandwidth.h).
 Bytes reportedBytes(plan::Collective c, int nranks, std::int64_t count, std::int64_t elemSize);
-double busBandwidthFactor(plan::Collective c, int nranks);
 
 // --- per family (count in elements, sizes in bytes, slices = slice rounds per op) ---
 // analytic_ring.cc

@@ -63,19 +63,6 @@ void checkAlgo(Collective c, const std::string& algo) {
     throw UsageError("--algo " + algo + " has no plan for " + std::string(plan::name(c)));
 }
 
-std::vector<Bytes> sizeSweep(Bytes begin, Bytes end, double factor, Bytes increment) {
-  if (begin < 0 || end < begin) throw UsageError("-b/-e: need 0 <= minbytes <= maxbytes");
-  if (increment <= 0 && factor <= 1) throw UsageError("-f: the step factor must be > 1 (or give -i)");
-  std::vector<Bytes> out;
-  for (Bytes s = begin; s <= end;) {
-    out.push_back(s);
-    const Bytes next = increment > 0 ? s + increment : static_cast<Bytes>(static_cast<double>(std::max<Bytes>(s, 1)) * factor);
-    if (next <= s) break;
-    s = next;
-  }
-  return out;
-}
-
 // Options every prediction command shares.
 struct Common {
   std::string topo = "dgx-h100";
@@ -173,7 +160,7 @@ struct CollectiveCmd {
   Common common;
   std::string algo = "ring";
   std::string minBytes = "8", maxBytes = "128M", increment = "0";
-  double factor = 2;
+  std::string factor = "2";
   std::string trace;
   bool links = false;
 };
@@ -186,7 +173,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   const std::int64_t e = cmd.common.elemSize();
   const bool rooted = c == Collective::Broadcast || c == Collective::Reduce;
   if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw UsageError("-r/--root must be a rank in 0.." + std::to_string(p - 1));
-  const auto sizes = sizeSweep(parseBytes(cmd.minBytes), parseBytes(cmd.maxBytes), cmd.factor, parseBytes(cmd.increment));
+  const auto sizes = sizeSweep(cmd.minBytes, cmd.maxBytes, cmd.factor, cmd.increment);
   nlohmann::json all = nlohmann::json::array();
   for (const auto& algo : splitList(cmd.algo)) {
     checkAlgo(c, algo);
@@ -649,6 +636,9 @@ int main(int argc, char** argv) {
     std::cerr << "cclab-sim: error: " << e.what() << "\n";
     return 2;
   } catch (const std::invalid_argument& e) {
+    std::cerr << "cclab-sim: error: " << e.what() << "\n";
+    return 2;
+  } catch (const cclab::InvalidArgument& e) {  // sizes and the sweep (collectives/conventions)
     std::cerr << "cclab-sim: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {

@@ -1,12 +1,15 @@
 // Output in nccl-tests' all_reduce_perf format (a table on stdout, marked as predicted) and in the
-// JSON shape bench/*_perf -J writes, with "predicted": true, so the same plots read both.
+// JSON shape bench/*_perf -J writes, with "predicted": true, so the same plots read both. Sizes, the
+// sweep, busbw, the table and the JSON schema are collectives/conventions', shared with bench.
 #pragma once
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/core/errors.h"
 #include "collectives/plan/plan.h"
 #include "sim/units.h"
 
@@ -38,8 +41,15 @@ PredictedRow makeRow(plan::Collective c, int nranks, Bytes size, std::int64_t el
 std::string formatTable(const PredictedRun& run);
 nlohmann::json toJson(const PredictedRun& run);
 
-// "1.5K"-style sizes for humans, and the K/M/G (1024) parser for the command line.
+// "1.5K"-style sizes for humans.
 std::string humanBytes(Bytes b);
-Bytes parseBytes(const std::string& s);  // throws std::invalid_argument naming the text
+// A size flag's value: conventions::parseSize (K/M/G/T, KiB..TiB; 1K = 1024), InvalidArgument naming
+// `flag` and the text.
+Bytes parseBytes(const std::string& s, std::string_view flag = "size");
+
+// The sizes of -b/-e/-f/-i (texts as given; conventions/sweep.h's rule and limit). cclab-sim's default
+// factor is 2; an increment other than 0 replaces the factor.
+std::vector<Bytes> sizeSweep(const std::string& minBytes, const std::string& maxBytes, const std::string& factor,
+                             const std::string& increment);
 
 }  // namespace cclab::sim

@@ -1,3 +1,4 @@
+// The *_perf tools' flags (harness_options.h) and the checks across flags.
 #include "bench/harness/harness_options.h"
 
 #include "bench/report/common_flags.h"
@@ -10,22 +11,16 @@ namespace {
 // A day: any longer "delay" or "timeout" is a typo.
 constexpr std::int64_t kMaxTimeoutMs = std::int64_t{86400} * 1000;
 
-void setTypes(DataSelection& d, std::string_view v) {
-  d.typeSpec = std::string(v);
-  d.types.clear();
+// -d / -o: one name, or "all" for every value of `all`; `spec` keeps the text for the header and JSON.
+template <typename T, std::size_t N>
+void setSelection(std::string& spec, std::vector<T>& list, std::string_view v, const T (&all)[N],
+                  T (*parse)(std::string_view)) {
+  spec = std::string(v);
+  list.clear();
   if (v == "all")
-    d.types.assign(std::begin(kAllDataTypes), std::end(kAllDataTypes));
+    list.assign(std::begin(all), std::end(all));
   else
-    d.types.push_back(parseDataType(v));
-}
-
-void setOps(DataSelection& d, std::string_view v) {
-  d.opSpec = std::string(v);
-  d.ops.clear();
-  if (v == "all")
-    d.ops.assign(std::begin(kAllReduceOps), std::end(kAllReduceOps));
-  else
-    d.ops.push_back(parseReduceOp(v));
+    list.push_back(parse(v));
 }
 
 }  // namespace
@@ -48,8 +43,12 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   cli.addOption('t', "nthreads", "1", "host threads driving the ranks (only 1: one thread drives all with a group call)",
                 [](std::string_view v) { parseInteger(v, 1, 1, "threads (use -g for ranks)"); });
   cli.addOption('d', "datatype", "TYPE", "float double half bfloat16 int32 int8 uint8, or all (default float)",
-                [&o](std::string_view v) { setTypes(o.data, v); });
-  cli.addOption('o', "op", "OP", "sum prod min max avg, or all (default sum)", [&o](std::string_view v) { setOps(o.data, v); });
+                [&o](std::string_view v) {
+                  setSelection(o.data.typeSpec, o.data.types, v, kAllDataTypes, parseDataType);
+                });
+  cli.addOption('o', "op", "OP", "sum prod min max avg, or all (default sum)", [&o](std::string_view v) {
+    setSelection(o.data.opSpec, o.data.ops, v, kAllReduceOps, parseReduceOp);
+  });
   cli.addOption('r', "root", "RANK", "root of broadcast and reduce (default 0)",
                 [&o](std::string_view v) { o.data.root = static_cast<int>(parseInteger(v, 0, kMaxRanks - 1, "root")); });
   addJsonFlag(cli, o.jsonPath);
@@ -58,7 +57,7 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   cli.addOption('\0', "algo", "NAME", "ring tree dbtree rhd rd chain auto (default auto)",
                 [&o](std::string_view v) { o.comm.algorithm = plan::parseAlgorithm(v); });
   cli.addOption('\0', "slice", "SIZE", "pipeline slice in bytes, K/M/G suffix (default: the backend's)",
-                [&o](std::string_view v) { o.comm.sliceBytes = parseSize(v); });
+                [&o](std::string_view v) { o.comm.sliceBytes = parseSizeFlag(v, "--slice"); });
   cli.addOption('\0', "straggler", "RANK:delay=T", "this rank arrives T late at every collective (100us, 2ms; RANK:DELAY_US also)",
                 [&o](std::string_view v) { o.comm.straggler = parseBenchStraggler(v); });
   cli.addOption('\0', "timeout", "MS", "bound on every wait inside a collective (default 30000)", [&o](std::string_view v) {

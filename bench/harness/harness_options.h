@@ -8,9 +8,9 @@
 #include <string>
 #include <vector>
 
-#include "bench/report/command_line.h"
+#include "bench/report/cli.h"
 #include "bench/report/iteration.h"
-#include "bench/report/sweep.h"
+#include "bench/report/report_types.h"
 #include "collectives/communicator.h"
 
 namespace cclab::bench {

@@ -1,3 +1,4 @@
+// main() of every *_perf tool (perf_main.h): usage checked, memory counted, then the sweep.
 #include "bench/harness/perf_main.h"
 
 #include <cstdio>
@@ -13,6 +14,7 @@
 #include "bench/report/collective_shape.h"
 #include "bench/report/json_report.h"
 #include "bench/report/usage_error.h"
+#include "collectives/conventions/memory_budget.h"
 
 namespace cclab::bench {
 namespace {
@@ -62,6 +64,19 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
   return info;
 }
 
+// Refuses a run whose buffers cannot fit before anything is allocated (instead of an OOM kill minutes
+// later). The host backend's ranks live in host memory; a device backend's buffers are the backend's
+// to check against its free memory (conventions::requireMemory), only the host staging counts here.
+void requireHostMemory(plan::Collective collective, const HarnessOptions& o, Backend backend) {
+  const std::optional<std::int64_t> available = conventions::hostMemoryAvailable();
+  if (!available) return;
+  const RunBuffers largest = largestBuffers(collective, o.sweep.maxBytes, o.data.types, o.comm.nranks);
+  const std::int64_t needed = hostBytesNeeded(largest, o.comm.nranks, backend == Backend::Host, o.iteration.check != 0);
+  conventions::requireMemory(needed, *available,
+                             "-e " + std::to_string(o.sweep.maxBytes) + " on -g " + std::to_string(o.comm.nranks),
+                             "host memory (MemAvailable)");
+}
+
 }  // namespace
 
 int perfMain(int argc, const char* const* argv, plan::Collective collective) {
@@ -86,6 +101,11 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
   std::string why;
   if (!backendAvailable(backend, &why))
     return fail(tool, kExitUsage, std::string(name(backend)) + " backend unavailable: " + why);
+  try {
+    requireHostMemory(collective, options, backend);
+  } catch (const InvalidArgument& e) {
+    return fail(tool, kExitUsage, e.what());
+  }
 
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
   const TablePrinter table(stdout);

@@ -4,6 +4,8 @@
 #include <chrono>
 #include <optional>
 
+#include "bench/report/common_flags.h"
+
 namespace cclab::bench {
 namespace {
 
@@ -23,25 +25,14 @@ PerfRunner::PerfRunner(Communicator& comm, plan::Collective collective, const Ha
   callOptions_.straggler = options.comm.straggler;
 }
 
-PerfRunner::Sizes PerfRunner::largestBuffers() const {
-  Sizes s;
-  for (DataType t : options_.data.types) {
-    const CollectiveShape shape = shapeOf(collective_, options_.sweep.maxBytes, sizeOf(t), comm_.nranks());
-    const auto w = static_cast<std::int64_t>(sizeOf(t));
-    s.sendBytes = std::max(s.sendBytes, static_cast<std::size_t>(shape.inputCount * w));
-    s.recvBytes = std::max(s.recvBytes, static_cast<std::size_t>(std::max(shape.inputCount, shape.outputCount) * w));
-  }
-  return s;
-}
-
 void PerfRunner::run(const TablePrinter& table, ResultLog& log) {
-  const Sizes largest = largestBuffers();
+  const RunBuffers largest = largestBuffers(collective_, options_.sweep.maxBytes, options_.data.types, comm_.nranks());
   const std::size_t stagingBytes = options_.iteration.check ? std::max(largest.sendBytes, largest.recvBytes) : 0;
   memory_ = std::make_unique<RunMemory>(RunMemory{
       RankMemory(comm_, std::max<std::size_t>(largest.sendBytes, 1), std::max<std::size_t>(largest.recvBytes, 1)),
       HostStaging(stagingBytes)});
 
-  const std::vector<std::int64_t> sizes = sweepSizes(options_.sweep);
+  const std::vector<std::int64_t> sizes = sizesOf(options_.sweep);
   const std::vector<ReduceOp> noOp{ReduceOp::Sum};
   for (DataType type : options_.data.types)
     for (ReduceOp op : reduces(collective_) ? options_.data.ops : noOp) {
@@ -75,7 +66,7 @@ Measurement PerfRunner::measure(const CollectiveArgs& args, const CollectiveShap
   const ReferenceCheck reference(args, shape, comm_.nranks(), seed_++);
   if (it.check) reference.writeInputs(comm_, memory_->ranks, inPlace, memory_->staging);
   const double seconds = runCalls(args, shape, inPlace, it.warmupAt(shape.sizeBytes), it.itersAt(shape.sizeBytes));
-  const Bandwidth bw = bandwidthOf(collective_, shape, sizeOf(args.type), comm_.nranks(), seconds);
+  const conventions::Bandwidth bw = conventions::bandwidthOf(collective_, comm_.nranks(), shape.sizeBytes, seconds);
   Measurement m{seconds * 1e6, bw.algBw, bw.busBw, std::nullopt};
   if (it.check) {
     // The timed calls may have changed the inputs (in place): start again from fresh data.

@@ -13,8 +13,8 @@
 #include "bench/harness/harness_options.h"
 #include "bench/harness/rank_memory.h"
 #include "bench/harness/reference_check.h"
-#include "bench/report/result.h"
-#include "bench/report/table.h"
+#include "bench/report/report_types.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 
@@ -26,11 +26,6 @@ class PerfRunner {
   void run(const TablePrinter& table, ResultLog& log);
 
  private:
-  struct Sizes {
-    std::size_t sendBytes = 0;
-    std::size_t recvBytes = 0;
-  };
-  [[nodiscard]] Sizes largestBuffers() const;
   [[nodiscard]] ResultRow measureSize(const CollectiveArgs& args, std::int64_t bytes);
   [[nodiscard]] Measurement measure(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace);
   [[nodiscard]] std::vector<RankBuffers> groupBuffers(const CollectiveArgs& args, const CollectiveShape& shape,

@@ -1,6 +1,9 @@
+// Every rank's buffers for a run, and the host memory a run needs before it allocates (rank_memory.h).
 #include "bench/harness/rank_memory.h"
 
 #include <algorithm>
+
+#include "collectives/conventions/memory_budget.h"
 
 namespace cclab::bench {
 namespace {
@@ -9,6 +12,25 @@ namespace {
 void touch(Communicator& comm, int rank, const Buffer& b) { comm.zeroOnRank(rank, b.data(), b.bytes()); }
 
 }  // namespace
+
+RunBuffers largestBuffers(plan::Collective c, std::int64_t maxBytes, const std::vector<DataType>& types, int nranks) {
+  RunBuffers b;
+  for (DataType t : types) {
+    const CollectiveShape shape = shapeOf(c, maxBytes, sizeOf(t), nranks);
+    const auto w = static_cast<std::int64_t>(sizeOf(t));
+    b.sendBytes = std::max(b.sendBytes, static_cast<std::size_t>(shape.inputCount * w));
+    b.recvBytes = std::max(b.recvBytes, static_cast<std::size_t>(std::max(shape.inputCount, shape.outputCount) * w));
+  }
+  return b;
+}
+
+std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, bool check) {
+  constexpr int kStagingBuffers = 3;  // HostStaging: data, expected, poison
+  const auto send = static_cast<std::int64_t>(b.sendBytes), recv = static_cast<std::int64_t>(b.recvBytes);
+  const std::int64_t staging = check ? conventions::saturatingBytes(kStagingBuffers, std::max(send, recv)) : 0;
+  if (!ranksOnHost) return staging;
+  return conventions::saturatingBytes(nranks, conventions::saturatingBytes(1, send, recv), staging);
+}
 
 RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {
   const int n = comm.nranks();

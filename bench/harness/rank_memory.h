@@ -13,6 +13,18 @@
 
 namespace cclab::bench {
 
+// One rank's largest send and receive buffers over the types swept, at the sweep's largest size.
+struct RunBuffers {
+  std::size_t sendBytes = 0;
+  std::size_t recvBytes = 0;
+};
+RunBuffers largestBuffers(plan::Collective c, std::int64_t maxBytes, const std::vector<DataType>& types, int nranks);
+
+// Host bytes a run allocates before its first size: with `ranksOnHost` (host backend) every rank's send
+// and receive buffers; with `check` the three host staging buffers of the reference check (data,
+// expected, poison), each as large as one rank's largest buffer. Saturates at INT64_MAX.
+std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, bool check);
+
 class RankMemory {
  public:
   // sendBytes/recvBytes: the most any measured size needs on one rank.

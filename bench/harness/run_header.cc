@@ -31,12 +31,12 @@ void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOp
                    " agg iters: " + std::to_string(it.aggIters) + " validation: " + std::to_string(it.check) +
                    " graph: 0");
   if (it.iterBytes > 0)
-    table.headerLine("iterations capped at " + formatBytes(it.iterBytes) + " per size (--iter-bytes), at least " +
+    table.headerLine("iterations capped at " + conventions::formatBytes(it.iterBytes) + " per size (--iter-bytes), at least " +
                      std::to_string(kMinScaledIters));
   table.headerLine("");
   table.headerLine("Backend: " + std::string(name(comm.backend())) + " (" + comm.description() + ")");
   table.headerLine("Algorithm: " + std::string(plan::name(o.comm.algorithm)) + "  slice: " +
-                   (o.comm.sliceBytes ? formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
+                   (o.comm.sliceBytes ? conventions::formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
                    "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
                    stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +
                    std::string(name(it.average)) + ")");

@@ -3,7 +3,7 @@
 
 #include "bench/harness/harness_options.h"
 #include "bench/report/machine_info.h"
-#include "bench/report/table.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 

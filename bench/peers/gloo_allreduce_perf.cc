@@ -26,6 +26,7 @@
 #include "bench/peers/peer_main_util.h"
 #include "bench/peers/peer_options.h"
 #include "bench/peers/peer_report.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/machine_info.h"
 #include "bench/report/usage_error.h"
 
@@ -61,7 +62,7 @@ class GlooRun {
  private:
   template <typename T>
   void measureAll(int rank, const std::shared_ptr<gloo::Context>& ctx, PeerRankBuffers& buf) {
-    for (std::int64_t size : sweepSizes(o_.sweep)) {
+    for (std::int64_t size : sizesOf(o_.sweep)) {
       const CollectiveShape shape = shapeOf(plan::Collective::AllReduce, size, sizeof(T), o_.nranks);
       const Measurement oop = measure<T>(rank, ctx, shape, false, buf);
       const Measurement ip = measure<T>(rank, ctx, shape, true, buf);
@@ -114,7 +115,7 @@ class GlooRun {
         wrong = 0;
         for (std::int64_t w : wrong_) *wrong += w;
       }
-      m = peerMeasurement(shape, o_.type, o_.nranks, combineTimes(it.average, seconds_), wrong);
+      m = peerMeasurement(shape, o_.nranks, combineTimes(it.average, seconds_), wrong);
       seed_ += 2;
     }
     sync_.arrive_and_wait();  // rank 0 has read them before anyone overwrites them
@@ -160,6 +161,7 @@ int run(int argc, char** argv) {
     }
     validate(o.sweep);
     if (!o.jsonPath.empty()) json.emplace(o.jsonPath);
+    requirePeerMemory(o, o.nranks);
   } catch (const UsageError& e) {
     return peerFail(kTool, kExitUsage, e.what());
   }

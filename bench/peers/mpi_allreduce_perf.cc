@@ -16,6 +16,7 @@
 #include "bench/peers/peer_main_util.h"
 #include "bench/peers/peer_options.h"
 #include "bench/peers/peer_report.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/machine_info.h"
 #include "bench/report/usage_error.h"
 
@@ -36,6 +37,13 @@ MPI_Datatype mpiType(DataType t) {
 bool isFirstRankBeforeInit() {
   const char* r = std::getenv("OMPI_COMM_WORLD_RANK");
   return !r || std::string(r) == "0";
+}
+
+// Ranks of the job on this machine before MPI_Init: mpirun exports OMPI_COMM_WORLD_LOCAL_SIZE.
+int localRanksBeforeInit() {
+  const char* n = std::getenv("OMPI_COMM_WORLD_LOCAL_SIZE");
+  const int ranks = n ? std::atoi(n) : 1;
+  return ranks > 0 ? ranks : 1;
 }
 
 std::string libraryVersion() {
@@ -90,7 +98,7 @@ class MpiRun {
       MPI_Reduce(&local, &total, 1, MPI_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
       wrong = total;
     }
-    return peerMeasurement(shape, o_.type, nranks_, combineTimes(it.average, all), wrong);
+    return peerMeasurement(shape, nranks_, combineTimes(it.average, all), wrong);
   }
 
   const PeerOptions& o_;
@@ -115,6 +123,7 @@ int run(int argc, char** argv) {
     if (o.sweep.maxBytes / static_cast<std::int64_t>(sizeOf(o.type)) > std::numeric_limits<int>::max())
       throw UsageError("-e " + std::to_string(o.sweep.maxBytes) + " needs more elements than MPI's int count holds");
     if (!o.jsonPath.empty() && first) json.emplace(o.jsonPath);
+    requirePeerMemory(o, localRanksBeforeInit());
   } catch (const UsageError& e) {
     return first ? peerFail(kTool, kExitUsage, e.what()) : kExitUsage;
   }
@@ -137,7 +146,7 @@ int run(int argc, char** argv) {
       table.columnHeader();
     }
     MpiRun runner(o, rank, nranks);
-    for (std::int64_t size : sweepSizes(o.sweep)) {
+    for (std::int64_t size : sizesOf(o.sweep)) {
       ResultRow row = runner.measureSize(size, buf);
       if (rank == 0) table.row(row);
       log.add(std::move(row));

@@ -1,7 +1,12 @@
+// The peers' flags (peer_options.h) and their memory check.
 #include "bench/peers/peer_options.h"
+
+#include <optional>
 
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
+#include "collectives/conventions/memory_budget.h"
+#include "collectives/core/errors.h"
 
 namespace cclab::bench {
 
@@ -21,6 +26,20 @@ void addPeerFlags(CommandLine& cli, PeerOptions& o, bool ranksFlag) {
   });
   addJsonFlag(cli, o.jsonPath);
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
+}
+
+void requirePeerMemory(const PeerOptions& o, int ranksHere) {
+  const std::optional<std::int64_t> available = conventions::hostMemoryAvailable();
+  if (!available) return;
+  const int buffers = o.iteration.check ? 3 : 2;  // PeerRankBuffers: send, recv, expected
+  const std::int64_t needed = conventions::saturatingBytes(ranksHere, conventions::saturatingBytes(buffers, o.sweep.maxBytes));
+  try {
+    conventions::requireMemory(needed, *available,
+                               "-e " + std::to_string(o.sweep.maxBytes) + " on " + std::to_string(ranksHere) + " ranks",
+                               "host memory (MemAvailable)");
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 }  // namespace cclab::bench

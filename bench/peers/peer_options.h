@@ -5,9 +5,9 @@
 
 #include <string>
 
-#include "bench/report/command_line.h"
+#include "bench/report/cli.h"
 #include "bench/report/iteration.h"
-#include "bench/report/sweep.h"
+#include "bench/report/report_types.h"
 #include "collectives/core/dtype.h"
 
 namespace cclab::bench {
@@ -25,5 +25,9 @@ struct PeerOptions {
 bool peerSupports(DataType t);
 
 void addPeerFlags(CommandLine& cli, PeerOptions& o, bool ranksFlag);
+
+// Refuses (UsageError with both numbers) a run whose buffers cannot fit in MemAvailable: each of the
+// `ranksHere` ranks on this machine holds send, receive and (with -c) expected buffers of -e bytes.
+void requirePeerMemory(const PeerOptions& o, int ranksHere);
 
 }  // namespace cclab::bench

@@ -22,9 +22,9 @@ void printPeerHeader(const TablePrinter& table, const PeerIdentity& id, const Pe
   table.headerLine("");
 }
 
-Measurement peerMeasurement(const CollectiveShape& shape, DataType type, int nranks, double seconds,
+Measurement peerMeasurement(const CollectiveShape& shape, int nranks, double seconds,
                             std::optional<std::int64_t> wrong) {
-  const Bandwidth bw = bandwidthOf(plan::Collective::AllReduce, shape, sizeOf(type), nranks, seconds);
+  const conventions::Bandwidth bw = conventions::bandwidthOf(plan::Collective::AllReduce, nranks, shape.sizeBytes, seconds);
   return {seconds * 1e6, bw.algBw, bw.busBw, wrong};
 }
 

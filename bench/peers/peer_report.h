@@ -8,7 +8,7 @@
 #include "bench/peers/peer_options.h"
 #include "bench/report/collective_shape.h"
 #include "bench/report/json_report.h"
-#include "bench/report/table.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 
@@ -20,7 +20,7 @@ struct PeerIdentity {
 };
 
 void printPeerHeader(const TablePrinter& table, const PeerIdentity& id, const PeerOptions& o, int nranks);
-Measurement peerMeasurement(const CollectiveShape& shape, DataType type, int nranks, double seconds,
+Measurement peerMeasurement(const CollectiveShape& shape, int nranks, double seconds,
                             std::optional<std::int64_t> wrong);
 ResultRow peerRow(const CollectiveShape& shape, DataType type, Measurement outOfPlace, Measurement inPlace);
 RunInfo peerRunInfo(const PeerIdentity& id, const PeerOptions& o, int nranks, const std::string& command);

@@ -1,3 +1,4 @@
+// A swept size as a collective's counts and buffer sizes (collective_shape.h).
 #include "bench/report/collective_shape.h"
 
 #include <algorithm>
@@ -19,28 +20,6 @@ CollectiveShape shapeOf(Collective c, std::int64_t bytes, std::size_t elemSize, 
   s.outputCount = counts.output;
   s.sizeBytes = std::max(counts.input, counts.output) * static_cast<std::int64_t>(elemSize);
   return s;
-}
-
-double busBwFactor(Collective c, int nranks) {
-  const double n = nranks;
-  switch (c) {
-    case Collective::AllReduce: return 2.0 * (n - 1) / n;
-    case Collective::ReduceScatter:
-    case Collective::AllGather: return (n - 1) / n;
-    case Collective::Broadcast:
-    case Collective::Reduce: return 1.0;
-  }
-  return 1.0;
-}
-
-Bandwidth bandwidthOf(Collective c, const CollectiveShape& shape, std::size_t elemSize, int nranks, double seconds) {
-  if (seconds <= 0) return {};
-  // S of PERFORMANCE.md: the whole array (count*n for the per-rank counts of reducescatter/allgather).
-  const bool perRankCount = c == Collective::ReduceScatter || c == Collective::AllGather;
-  const double bytes = static_cast<double>(shape.count) * static_cast<double>(elemSize) * (perRankCount ? nranks : 1);
-  constexpr double kBytesPerGB = 1e9;
-  const double algBw = bytes / kBytesPerGB / seconds;
-  return {algBw, algBw * busBwFactor(c, nranks)};
 }
 
 const char* perfToolName(Collective c) {

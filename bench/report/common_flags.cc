@@ -1,22 +1,53 @@
+// The flags every *_perf tool and peer shares (common_flags.h), and the sweep checks as UsageErrors.
 #include "bench/report/common_flags.h"
 
 #include <limits>
 
+#include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/core/errors.h"
 
 namespace cclab::bench {
 namespace {
 constexpr std::int64_t kMaxInt = std::numeric_limits<int>::max();
 }
 
+std::int64_t parseSizeFlag(std::string_view text, std::string_view flag) {
+  try {
+    return conventions::parseSize(text, flag);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+void validate(const SweepOptions& sweep) {
+  try {
+    conventions::sweepCount(sweep);
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
+std::vector<std::int64_t> sizesOf(const SweepOptions& sweep) {
+  validate(sweep);
+  return conventions::sweepSizes(sweep);
+}
+
 void addSweepFlags(CommandLine& cli, SweepOptions& s) {
-  cli.addOption('b', "minbytes", "SIZE", "smallest size, bytes with K/M/G suffix (default 32M)",
-                [&s](std::string_view v) { s.minBytes = parseSize(v); });
-  cli.addOption('e', "maxbytes", "SIZE", "largest size (default 32M)", [&s](std::string_view v) { s.maxBytes = parseSize(v); });
-  cli.addOption('f', "stepfactor", "N", "multiply the size by N each step (N > 1), else add -i",
-                [&s](std::string_view v) { s.stepFactor = parseInteger(v, 1, kMaxInt, "step factor"); });
+  cli.addOption('b', "minbytes", "SIZE", "smallest size: bytes, or K/M/G/T (KiB..TiB; 1K = 1024) (default 32M)",
+                [&s](std::string_view v) { s.minBytes = parseSizeFlag(v, "-b/--minbytes"); });
+  cli.addOption('e', "maxbytes", "SIZE", "largest size (default 32M)",
+                [&s](std::string_view v) { s.maxBytes = parseSizeFlag(v, "-e/--maxbytes"); });
+  cli.addOption('f', "stepfactor", "N", "multiply the size by the whole number N each step (N > 1), else add -i",
+                [&s](std::string_view v) {
+                  try {
+                    s.stepFactor = conventions::parseStepFactor(v, "-f/--stepfactor");
+                  } catch (const InvalidArgument& e) {
+                    throw UsageError(e.what());
+                  }
+                });
   cli.addOption('i', "stepbytes", "SIZE", "add SIZE each step when -f is 1 (default 1M)",
-                [&s](std::string_view v) { s.stepBytes = parseSize(v); });
+                [&s](std::string_view v) { s.stepBytes = parseSizeFlag(v, "-i/--stepbytes"); });
 }
 
 void addIterationFlags(CommandLine& cli, IterationOptions& it) {
@@ -32,7 +63,7 @@ void addIterationFlags(CommandLine& cli, IterationOptions& it) {
   cli.addOption('a', "average", "0/1/2/3", "per-rank time combined as 0=rank0 1=avg 2=min 3=max (default 1)",
                 [&it](std::string_view v) { it.average = parseAverageMode(v); });
   cli.addOption('\0', "iter-bytes", "SIZE", "cap iterations so that iters*size <= SIZE (min 3; default off)",
-                [&it](std::string_view v) { it.iterBytes = parseSize(v); });
+                [&it](std::string_view v) { it.iterBytes = parseSizeFlag(v, "--iter-bytes"); });
 }
 
 void addRanksFlag(CommandLine& cli, int& nranks) {
@@ -41,10 +72,8 @@ void addRanksFlag(CommandLine& cli, int& nranks) {
 }
 
 void addJsonFlag(CommandLine& cli, std::string& path) {
-  cli.addOption('J', "json", "FILE", "also write the results as JSON (schema: docs/bench.md)",
-                [&path](std::string_view v) {
-                  path = std::string(v);
-                });
+  cli.addOption('J', "json", "FILE", "also write the results as JSON (schema: docs/bench.md), whole at the end",
+                [&path](std::string_view v) { path = std::string(v); });
 }
 
 }  // namespace cclab::bench

@@ -3,11 +3,14 @@
 // ranks (-g), JSON (-J).
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <string_view>
+#include <vector>
 
-#include "bench/report/command_line.h"
+#include "bench/report/cli.h"
 #include "bench/report/iteration.h"
-#include "bench/report/sweep.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 
@@ -18,5 +21,14 @@ void addSweepFlags(CommandLine& cli, SweepOptions& sweep);
 void addIterationFlags(CommandLine& cli, IterationOptions& it);
 void addRanksFlag(CommandLine& cli, int& nranks);  // -g/--ngpus: ranks in [1, kMaxRanks]
 void addJsonFlag(CommandLine& cli, std::string& path);
+
+// The sweep's own checks (conventions::sweepCount: order, zero start with -f, too many sizes) as a
+// UsageError.
+void validate(const SweepOptions& sweep);
+// Every size of the sweep; the same checks first.
+std::vector<std::int64_t> sizesOf(const SweepOptions& sweep);
+
+// The size flag's value: conventions::parseSize as a UsageError naming `flag`.
+std::int64_t parseSizeFlag(std::string_view text, std::string_view flag);
 
 }  // namespace cclab::bench

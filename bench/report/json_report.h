@@ -1,8 +1,7 @@
-// The -J FILE output: one JSON object per run. Schema (docs/bench.md; the simulator's calibration and
-// plots/bandwidth.py read these keys):
-//   {"collective","backend","algo","nranks","type","op","machine":{"hostname","cpu","cpus"},"date",
-//    "command","settings":{...},"results":[{"size","count","type","redop","root",
-//    "oop":{"time_us","algbw","busbw","wrong"},"ip":{...}}],"avg_busbw"}
+// The -J FILE output of the *_perf tools and peers: the shared results JSON
+// (collectives/conventions/results_json.h) plus bench's own keys:
+//   "machine":{"hostname","cpu","cpus"}, "date", "command", "settings":{...}
+// The simulator's calibration and plots/bandwidth.py read these keys (docs/bench.md).
 #pragma once
 
 #include <string>
@@ -10,17 +9,11 @@
 #include <nlohmann/json.hpp>
 
 #include "bench/report/machine_info.h"
-#include "bench/report/result.h"
+#include "bench/report/report_types.h"
 
 namespace cclab::bench {
 
-struct RunInfo {
-  std::string collective;  // "allreduce", "reducescatter", "allgather", "broadcast", "reduce"
-  std::string backend;     // "host", "cuda", "nccl", or a peer: "mpi", "gloo"
-  std::string algo;        // as requested: "ring", "auto", ...; peers: their algorithm's name
-  int nranks = 1;
-  std::string type;  // as requested with -d ("float" or "all")
-  std::string op;    // as requested with -o ("sum", "all", or "none")
+struct RunInfo : conventions::RunDescription {
   MachineInfo machine;
   std::string date;
   std::string command;
@@ -29,12 +22,12 @@ struct RunInfo {
 
 nlohmann::json toJson(const RunInfo& info, const ResultLog& log);
 
-// Opens (truncates) `path` now, so that an unwritable -J fails before the run (UsageError), and writes
-// the report at the end.
+// Checks now that `path` can be written (UsageError naming -J otherwise), so that a bad -J fails before
+// the run; write() replaces the file whole at the end, so a run that fails leaves the old file as it was.
 class JsonReportFile {
  public:
   explicit JsonReportFile(std::string path);
-  void write(const RunInfo& info, const ResultLog& log) const;  // throws cclab::Error-like std::runtime_error
+  void write(const RunInfo& info, const ResultLog& log) const;  // throws cclab::Error
 
  private:
   std::string path_;

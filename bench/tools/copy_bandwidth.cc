@@ -10,9 +10,11 @@
 #include <thread>
 #include <vector>
 
-#include "bench/report/command_line.h"
+#include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/conventions/memory_budget.h"
+#include "collectives/core/errors.h"
 
 namespace {
 
@@ -56,7 +58,7 @@ int main(int argc, char** argv) {
   cli.addOption('t', "threads", "N", "threads copying at once (default 2)",
                 [&](std::string_view v) { o.threads = static_cast<int>(parseInteger(v, 1, 1024, "threads")); });
   cli.addOption('s', "size", "SIZE", "bytes each thread copies (default 64M)", [&](std::string_view v) {
-    o.bytes = parseSize(v);
+    o.bytes = parseSizeFlag(v, "-s/--size");
     if (o.bytes < 1) throw UsageError("size must be > 0");
   });
   cli.addOption('n', "iters", "N", "copies per thread (default 20)",
@@ -71,6 +73,16 @@ int main(int argc, char** argv) {
   if (help) {
     std::fputs(cli.usage().c_str(), stdout);
     return kExitOk;
+  }
+  try {  // each thread holds a source and a destination of -s bytes: refuse what cannot fit, before allocating
+    namespace conv = cclab::conventions;
+    if (const auto available = conv::hostMemoryAvailable())
+      conv::requireMemory(conv::saturatingBytes(o.threads, conv::saturatingBytes(2, o.bytes)), *available,
+                          "-s " + std::to_string(o.bytes) + " on -t " + std::to_string(o.threads),
+                          "host memory (MemAvailable)");
+  } catch (const cclab::InvalidArgument& e) {
+    std::fprintf(stderr, "copy_bandwidth: %s\n", e.what());
+    return kExitUsage;
   }
   std::printf("copy_bandwidth threads=%d bytes=%lld iters=%d gbps=%.2f\n", o.threads, static_cast<long long>(o.bytes),
               o.iters, copyGbps(o));

@@ -43,7 +43,8 @@ TEST(Peers, GlooRingAllReduce) {
 TEST(Peers, GlooRejectsBadUsage) {
   if (!CCLAB_HAVE_GLOO_PEER) GTEST_SKIP() << "built without Gloo";
   for (const std::vector<std::string>& args : {std::vector<std::string>{"-d", "half"}, {"-o", "max"}, {"-g", "0"},
-                                              {"--algo", "ring"}, {"-b", "1G", "-e", "8"}}) {
+                                              {"--algo", "ring"}, {"-b", "1G", "-e", "8"},
+                                              {"--minbytes=nan"}, {"-f1.5"}, {"-b", "1T", "-e", "1T", "-g", "2"}}) {
     const ToolRun run = runTool("gloo_allreduce_perf", args);
     EXPECT_EQ(run.status, 2) << args[0];
     EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
@@ -65,6 +66,11 @@ TEST(Peers, OpenMpiRejectsBadUsageBeforeStarting) {
   const ToolRun run = runTool("mpi_allreduce_perf", {"-b", "x"});
   EXPECT_EQ(run.status, 2);
   EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  // 100000 ranks of this job on this machine (as mpirun would say), 3 buffers of 1 GiB each: never fits.
+  const ToolRun big = runTool("mpi_allreduce_perf", {"-b", "1G", "-e", "1G"}, {"OMPI_COMM_WORLD_LOCAL_SIZE=100000"});
+  EXPECT_EQ(big.status, 2);
+  EXPECT_EQ(linesOf(big.err).size(), 1U) << big.err;
+  EXPECT_NE(big.err.find("on 100000 ranks needs 322122547200000 bytes"), std::string::npos) << big.err;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <iterator>
 
 #include <nlohmann/json.hpp>
 
@@ -148,11 +149,18 @@ TEST(PerfTools, JsonMatchesTheTable) {
 
 TEST(PerfTools, ARuntimeErrorIsOneLineAndStatus1) {
   // Rank 1 arrives 400 ms late; the others give up after 50 ms: TimeoutError.
+  const std::string json = tempPath("timeout.json");
+  { std::ofstream(json) << "previous\n"; }
   const ToolRun run = runTool("all_reduce_perf", {"-b", "8", "-e", "8", "-g", "2", "-n", "1", "-w", "0", "--algo", "ring",
-                                                  "--backend", "host", "--straggler", "1:400000", "--timeout", "50"});
+                                                  "--backend", "host", "--straggler", "1:400000", "--timeout", "50",
+                                                  "-J", json});
   EXPECT_EQ(run.status, 1);
   EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
   EXPECT_NE(run.err.find("error"), std::string::npos) << run.err;
+  // -J is written whole at the end or not at all: the failed run leaves the previous file as it was.
+  std::ifstream in(json);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "previous\n");
 }
 
 }  // namespace

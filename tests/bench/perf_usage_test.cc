@@ -1,6 +1,10 @@
 // Bad flags and sizes: exit status 2, exactly one line on stderr, nothing on stdout.
 #include <gtest/gtest.h>
 
+#include <chrono>
+#include <fstream>
+#include <iterator>
+
 #include "tool_run.h"
 
 namespace cclab::bench::testing {
@@ -29,8 +33,83 @@ TEST(PerfUsage, BadFlagsAndSizesExitWithStatus2AndOneLine) {
       {"-t", "4"},                      {"-J", "/nonexistent-dir/x.json"},
       {"--backend", "tpu"},             {"-i", "0", "-b", "8", "-e", "64"},
       {"-g", "-3"},                     {"-w", "-1"},
-      {"--algo", "chain"}};  // chain exists for broadcast and reduce only
+      {"--algo", "chain"},  // chain exists for broadcast and reduce only
+      {"-f", "nan"},                    {"-b", "nan"},
+      {"-e", "inf"},                    {"-f", "1.5"},
+      {"-b", "1.3"},                    {"-e", "9E"},
+      {"-e", "99999999999999999999"},  {"-e", "4194305T"},
+      {"--minbytes"},                   {"--minbytes=x"},
+      {"-bx"},                          {"--stepfactor=0"},
+      {"-b", "0", "-e", "1G", "-i", "1"},  // a billion sizes: refused at once, nothing allocated
+      {"-b", "1", "-e", "64", "-i", "1", "-n", "1", "-w", "0", "-t"}};
   for (const auto& args : bad) expectUsageError("all_reduce_perf", args);
+}
+
+// The first data row's size, from a run that must succeed.
+long long firstSize(const std::vector<std::string>& flags) {
+  std::vector<std::string> args{"-n", "1", "-w", "0", "--backend", "host"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  const ToolRun run = runTool("all_reduce_perf", args);
+  EXPECT_EQ(run.status, 0) << run.err;
+  for (const std::string& line : linesOf(run.out))
+    if (!line.empty() && line[0] != '#') return std::stoll(line);
+  ADD_FAILURE() << "no row in\n" << run.out;
+  return -1;
+}
+
+TEST(PerfUsage, EveryNcclTestsFlagSpellingWorks) {
+  EXPECT_EQ(firstSize({"-b8", "-e8"}), 8);
+  EXPECT_EQ(firstSize({"-b", "16", "-e", "16"}), 16);
+  EXPECT_EQ(firstSize({"--minbytes", "24", "--maxbytes", "24"}), 24);
+  EXPECT_EQ(firstSize({"--minbytes=32", "--maxbytes=32"}), 32);
+  EXPECT_EQ(firstSize({"-b", "1K", "-e", "1KiB"}), 1024);
+  EXPECT_EQ(firstSize({"-b", "0.5K", "-e", "0.5KB"}), 512);
+  EXPECT_EQ(firstSize({"-b", "64", "-b", "40", "-e", "40"}), 40);  // the last one wins, as with getopt
+}
+
+TEST(PerfUsage, StepSpellingsGiveTheSameSweep) {
+  for (const std::vector<std::string>& flags : {std::vector<std::string>{"-b8", "-e64", "-f2"},
+                                               {"--minbytes=8", "--maxbytes=64", "--stepfactor=2"},
+                                               {"-b", "8", "-e", "64", "--stepbytes", "0", "-f", "2"}}) {
+    std::vector<std::string> args{"-n", "1", "-w", "0", "--backend", "host"};
+    args.insert(args.end(), flags.begin(), flags.end());
+    const ToolRun run = runTool("all_reduce_perf", args);
+    ASSERT_EQ(run.status, 0) << run.err;
+    std::vector<long long> sizes;
+    for (const std::string& line : linesOf(run.out))
+      if (!line.empty() && line[0] != '#') sizes.push_back(std::stoll(line));
+    EXPECT_EQ(sizes, (std::vector<long long>{8, 16, 32, 64})) << run.out;
+  }
+}
+
+TEST(PerfUsage, RunsThatCannotFitInMemoryAreRefusedAtOnce) {
+  const std::string json = tempPath("kept.json");
+  { std::ofstream(json) << "{\"old\": 1}\n"; }
+  const auto start = std::chrono::steady_clock::now();
+  const ToolRun run = runTool("all_reduce_perf", {"-b", "1T", "-e", "1T", "-g", "2", "--backend", "host", "-J", json});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  EXPECT_EQ(run.out, "");
+  // Both numbers: what the run needs (2 ranks x (send + recv) + 3 staging buffers of 1 TiB) and what is there.
+  EXPECT_NE(run.err.find("needs 7696581394432 bytes"), std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("MemAvailable"), std::string::npos) << run.err;
+  std::ifstream in(json);
+  std::string kept((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_EQ(kept, "{\"old\": 1}\n") << "a refused run must leave -J's old file as it was";
+}
+
+TEST(PerfUsage, CopyBandwidthRefusesWhatCannotFit) {
+  const ToolRun run = runTool("copy_bandwidth", {"-s", "1T", "-t", "4"});
+  EXPECT_EQ(run.status, 2) << run.err;
+  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  EXPECT_NE(run.err.find("needs 8796093022208 bytes"), std::string::npos) << run.err;
+  expectUsageError("copy_bandwidth", {"-s", "1.3"});
+}
+
+TEST(PerfUsage, EveryToolSharesTheSizeRules) {
+  expectUsageError("all_gather_perf", {"--minbytes=nan"});
+  expectUsageError("broadcast_perf", {"-f1.5"});
 }
 
 TEST(PerfUsage, AlgorithmsAndRootsThatDoNotApply) {

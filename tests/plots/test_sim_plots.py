@@ -93,13 +93,24 @@ def test_scaling_rejects_other_json(tmp_path):
 def test_reader_is_tolerant(tmp_path):
     doc = perf_json(False)
     del doc["results"][0]["oop"]  # falls back to ip
-    doc["results"][1]["oop"] = {"time": 10.0}  # "time" for "time_us", busbw recomputed
+    doc["results"][1]["oop"] = {"time": 10.0, "busbw": 0.25}  # "time" for "time_us"
     sizes, times, busbw = sim_common.series(doc)
     assert sizes == [8, 1024, 1 << 20, 64 << 20]
     assert times[1] == 10.0
-    assert busbw[1] == pytest.approx(1024 / 10e3 * 1.75)
+    assert busbw[1] == 0.25  # as written: never recomputed
     runs = sim_common.load_runs(write(tmp_path, "runs.json", {"runs": [doc, doc]}))
     assert len(runs) == 2
+
+
+def test_busbw_is_read_never_recomputed(tmp_path):
+    assert not hasattr(sim_common, "BUSBW_FACTOR")
+    doc = perf_json(True)
+    doc["results"][2]["oop"] = {"time_us": 9.0, "algbw": 1.0}  # no busbw: not recomputed from algbw
+    with pytest.raises(ValueError, match=r"results\[2\] has no busbw"):
+        sim_common.series(doc)
+    r = run_script("sim_busbw.py", "--predicted", write(tmp_path, "p.json", doc), "-o", tmp_path / "x.png")
+    assert r.returncode == 2
+    assert "no busbw" in r.stderr and len(r.stderr.strip().splitlines()) == 1
 
 
 @pytest.mark.skipif(not any((ROOT / d / "bin" / "cclab-sim").exists() for d in ("build", "build-sim")),

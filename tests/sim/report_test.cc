@@ -12,10 +12,26 @@ TEST(Report, Sizes) {
   EXPECT_EQ(parseBytes("1M"), 1 << 20);
   EXPECT_EQ(parseBytes("1G"), Bytes{1} << 30);
   EXPECT_EQ(parseBytes("2GB"), Bytes{2} << 30);
-  EXPECT_THROW(parseBytes("lots"), std::invalid_argument);
-  EXPECT_THROW(parseBytes("3X"), std::invalid_argument);
+  EXPECT_THROW(parseBytes("lots"), cclab::InvalidArgument);
+  EXPECT_THROW(parseBytes("3X"), cclab::InvalidArgument);
   EXPECT_EQ(humanBytes(1536), "1.5K");
   EXPECT_EQ(humanBytes(Bytes{1} << 30), "1G");
+}
+
+TEST(Report, SweepIsTheConventionsSweep) {
+  EXPECT_EQ(sizeSweep("8", "64", "2", "0"), (std::vector<Bytes>{8, 16, 32, 64}));
+  EXPECT_EQ(sizeSweep("0", "10", "2", "4"), (std::vector<Bytes>{0, 4, 8}));  // an increment replaces the factor
+  EXPECT_THROW(sizeSweep("0", "1G", "2", "1"), cclab::InvalidArgument);     // a billion sizes: refused at once
+  EXPECT_THROW(sizeSweep("8", "64", "1.5", "0"), cclab::InvalidArgument);   // whole factors only
+  EXPECT_THROW(sizeSweep("nan", "64", "2", "0"), cclab::InvalidArgument);
+}
+
+TEST(Report, HugePredictionsPrintInScientificNotation) {
+  PredictedRun run;
+  run.rows = {makeRow(plan::Collective::AllReduce, 8, 1024, 4, 1e308)};
+  const std::string table = formatTable(run);
+  EXPECT_NE(table.find("1.00e+308"), std::string::npos) << table;
+  EXPECT_LT(table.size(), 1000U) << table;
 }
 
 TEST(Report, RowUsesNcclTestsBandwidths) {

@@ -1,6 +1,7 @@
-#include "bench/report/result.h"
+// ResultLog: the footer numbers of a nccl-tests table (average busbw, failed checks).
+#include "collectives/conventions/result.h"
 
-namespace cclab::bench {
+namespace cclab::conventions {
 
 double ResultLog::avgBusBw() const {
   double sum = 0;
@@ -21,4 +22,4 @@ int ResultLog::failedChecks() const {
   return failed;
 }
 
-}  // namespace cclab::bench
+}  // namespace cclab::conventions

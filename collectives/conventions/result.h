@@ -1,4 +1,4 @@
-// One measured row of a *_perf table: a size, measured out of place and in place.
+// One row of a nccl-tests table: a size, measured (or predicted) out of place and in place.
 #pragma once
 
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-namespace cclab::bench {
+namespace cclab::conventions {
 
 struct Measurement {
   double timeUs = 0;                  // average time of one collective, microseconds
@@ -39,4 +39,4 @@ class ResultLog {
   std::vector<ResultRow> rows_;
 };
 
-}  // namespace cclab::bench
+}  // namespace cclab::conventions
