@@ -1,6 +1,7 @@
 // The *_perf tools' flags (harness_options.h) and the checks across flags.
 #include "bench/harness/harness_options.h"
 
+#include "bench/report/collective_shape.h"
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
@@ -91,6 +92,16 @@ void validate(const HarnessOptions& o, plan::Collective c) {
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is not available for " +
                      std::string(plan::name(c)));
+  // --slice against the largest size, before anything runs (the Communicator refuses it per call too).
+  if (o.comm.sliceBytes > 0)
+    for (DataType t : o.data.types) {
+      const std::int64_t count = shapeOf(c, o.sweep.maxBytes, sizeOf(t), n).count;
+      try {
+        checkSlicing({c, count, t, ReduceOp::Sum, 0}, n, static_cast<std::size_t>(o.comm.sliceBytes), 0);
+      } catch (const InvalidArgument& e) {
+        throw UsageError(std::string("--slice: ") + e.what());
+      }
+    }
 }
 
 }  // namespace cclab::bench

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "collectives/core/errors.h"
 
@@ -110,7 +111,17 @@ std::string format(const Straggler& s) {
   };
   if (s.startDelay.count() > 0) {
     auto ns = s.startDelay.count();
-    add("delay=" + (ns % 1000 == 0 ? num(static_cast<double>(ns) / 1e3) + "us" : std::to_string(ns) + "ns"));
+    // The largest unit that keeps the delay a whole number: 20 s prints "20s", not "2e+07us".
+    const char* unit = "ns";
+    std::int64_t per = 1;
+    for (auto [u, p] : {std::pair{"s", std::int64_t{1'000'000'000}}, std::pair{"ms", std::int64_t{1'000'000}},
+                        std::pair{"us", std::int64_t{1'000}}})
+      if (ns % p == 0) {
+        unit = u;
+        per = p;
+        break;
+      }
+    add("delay=" + std::to_string(ns / per) + unit);
   }
   if (s.computeFactor != 1.0) add("compute=" + num(s.computeFactor));
   if (s.linkFactor != 1.0) add("link=" + num(s.linkFactor));

@@ -41,6 +41,7 @@ TEST(PerfUsage, BadFlagsAndSizesExitWithStatus2AndOneLine) {
       {"--minbytes"},                   {"--minbytes=x"},
       {"-bx"},                          {"--stepfactor=0"},
       {"-b", "0", "-e", "1G", "-i", "1"},  // a billion sizes: refused at once, nothing allocated
+      {"-b", "8", "-e", "1G", "--slice", "1", "-g", "2"},  // 2^28 slices per call: refused before the run
       {"-b", "1", "-e", "64", "-i", "1", "-n", "1", "-w", "0", "-t"}};
   for (const auto& args : bad) expectUsageError("all_reduce_perf", args);
 }

@@ -58,6 +58,10 @@ TEST(Straggler, FormatReadsBack) {
     EXPECT_EQ(again.linkFactor, s.linkFactor) << text;
   }
   EXPECT_EQ(format(parseStraggler("3:delay=100us", BareNumber::DelayMicroseconds)), "3:delay=100us");
+  EXPECT_EQ(format(parseStraggler("1:20000000", BareNumber::DelayMicroseconds)), "1:delay=20s");
+  EXPECT_EQ(format(parseStraggler("1:delay=1500us", BareNumber::DelayMicroseconds)), "1:delay=1500us");
+  EXPECT_EQ(format(parseStraggler("1:delay=2ms", BareNumber::DelayMicroseconds)), "1:delay=2ms");
+  EXPECT_EQ(format(parseStraggler("1:delay=1.5us", BareNumber::DelayMicroseconds)), "1:delay=1500ns");
 }
 
 TEST(Straggler, RefusesWithOneLine) {

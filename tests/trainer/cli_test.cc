@@ -116,21 +116,33 @@ TEST(Options, RefusesOptionsThatDoNothingInTheMode) {
 TEST(Options, ChecksOutputsBeforeTheRun) {
   const fs::path dir = fs::temp_directory_path() / ("cclab_train_out_" + std::to_string(::getpid()));
   fs::create_directories(dir);
-  EXPECT_THROW(checkOutputs({.jsonPath = dir.string()}), InvalidArgument);                      // a directory
-  EXPECT_THROW(checkOutputs({.tracePath = (dir / "no" / "t.json").string()}), InvalidArgument);  // no such folder
-  EXPECT_THROW(checkOutputs({.jsonPath = (dir / "a.json").string(), .tracePath = (dir / "a.json").string()}),
-               InvalidArgument);
-  EXPECT_NO_THROW(checkOutputs({.jsonPath = (dir / "a.json").string(), .tracePath = (dir / "t.json").string()}));
+  auto outputs = [](std::string json, std::string trace) {
+    OutputOptions o;
+    o.jsonPath = std::move(json);
+    o.tracePath = std::move(trace);
+    return o;
+  };
+  EXPECT_THROW(checkOutputs(outputs(dir.string(), "")), InvalidArgument);                      // a directory
+  EXPECT_THROW(checkOutputs(outputs("", (dir / "no" / "t.json").string())), InvalidArgument);  // no such folder
+  EXPECT_THROW(checkOutputs(outputs((dir / "a.json").string(), (dir / "a.json").string())), InvalidArgument);
+  EXPECT_NO_THROW(checkOutputs(outputs((dir / "a.json").string(), (dir / "t.json").string())));
   EXPECT_FALSE(fs::exists(dir / "a.json"));  // checking creates nothing
   fs::remove_all(dir);
 }
 
-TEST(Options, ParsesSizes) {
-  EXPECT_EQ(parseByteSize("4096"), 4096U);
-  EXPECT_EQ(parseByteSize("25M"), 25U << 20);
-  EXPECT_EQ(parseByteSize("1g"), 1U << 30);
-  EXPECT_THROW(parseByteSize("M"), InvalidArgument);
-  EXPECT_THROW(parseByteSize("12KB"), InvalidArgument);
+TEST(Options, SizesAreTheSharedConventions) {  // the parser itself is tested in tests/conventions
+  const auto s = parse({"--mode", "sync", "--bucket", "25MiB", "--first-bucket", "1g"});
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->train.sync.bucketBytes, std::size_t{25} << 20);
+  EXPECT_EQ(s->train.sync.firstBucketBytes, std::size_t{1} << 30);
+  for (const char* bad : {"M", "12XB", "-4K", "nan"}) {
+    try {
+      (void)parse({"--mode", "sync", "--first-bucket", bad});
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("--first-bucket"), std::string::npos) << e.what();
+    }
+  }
 }
 
 struct Exit {
@@ -165,7 +177,7 @@ constexpr const char* kTinyRun = "--data synthetic --synthetic-samples 1024 --wi
 TEST(Binary, AnUnwritableOutputIsRefusedBeforeTraining) {
   // 200 epochs would take minutes: the refusal must come first (exit 2, not a trained run and exit 1).
   const fs::path dir = fs::temp_directory_path();
-  for (const std::string flags : {"-J " + dir.string(), "--trace " + (dir / "cclab_no_such_dir" / "t.json").string()}) {
+  for (const std::string& flags : {"-J " + dir.string(), "--trace " + (dir / "cclab_no_such_dir" / "t.json").string()}) {
     const auto start = std::chrono::steady_clock::now();
     const Exit e = runBinary(std::string(kTinyRun) + "--epochs 200 " + flags);
     EXPECT_EQ(e.code, 2) << flags << ": " << e.err;

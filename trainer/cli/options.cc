@@ -2,37 +2,15 @@
 
 #include <CLI/CLI.hpp>
 
-#include <cctype>
-#include <charconv>
 #include <filesystem>
 #include <vector>
 
 #include "collectives/conventions/output_file.h"
+#include "collectives/conventions/size.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
 
 namespace cclab::trainer {
-
-std::size_t parseByteSize(std::string_view s) {
-  constexpr unsigned kKiloShift = 10;
-  std::size_t value = 0;
-  const auto [ptr, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  const std::string_view unit(ptr, static_cast<std::size_t>(s.data() + s.size() - ptr));
-  unsigned shift = 0;
-  if (unit.size() == 1) {
-    switch (std::toupper(static_cast<unsigned char>(unit[0]))) {
-      case 'K': shift = kKiloShift; break;
-      case 'M': shift = 2 * kKiloShift; break;
-      case 'G': shift = 3 * kKiloShift; break;
-      default: shift = ~0U;
-    }
-  } else if (!unit.empty()) {
-    shift = ~0U;
-  }
-  if (ec != std::errc() || ptr == s.data() || shift == ~0U)
-    throw InvalidArgument("bad size '" + std::string(s) + "' (expected e.g. 4096, 64K, 25M, 1G)");
-  return value << shift;
-}
 
 namespace {
 
@@ -116,8 +94,9 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   } catch (const std::invalid_argument& e) {
     throw InvalidArgument(e.what());
   }
-  t.sync.bucketBytes = parseByteSize(bucket);
-  t.sync.firstBucketBytes = parseByteSize(firstBucket);
+  // Sizes as every cclab tool reads them (collectives/conventions/size.h: 64K, 64KiB, 25M, 1G).
+  t.sync.bucketBytes = static_cast<std::size_t>(conventions::parseSize(bucket, "--bucket"));
+  t.sync.firstBucketBytes = static_cast<std::size_t>(conventions::parseSize(firstBucket, "--first-bucket"));
   t.sync.overlap = !noOverlap;
   if (!straggler.empty()) t.straggler = parseStraggler(straggler, BareNumber::ComputeFactor);  // RANK:FACTOR stays
   t.trace = !o.output.tracePath.empty();

@@ -35,7 +35,4 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
 // Call before the run: a run must not train for minutes and then fail to save its results.
 void checkOutputs(const OutputOptions& o);
 
-// "25M" -> 26214400, "64K", "1G", "4096" (K/M/G = 1024^n); throws InvalidArgument.
-std::size_t parseByteSize(std::string_view s);
-
 }  // namespace cclab::trainer
