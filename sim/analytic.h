@@ -36,7 +36,7 @@ struct Schedule {
   std::int64_t sliceElems = 0;
 };
 
-// Predicted time in µs; throws std::invalid_argument for a combination without a generator.
+// Predicted time in µs; throws cclab::InvalidArgument for a combination without a generator.
 Micros predict(const Schedule& s, const CostParams& c);
 
 // The largest op of the plan the generator writes, in elements (what auto slicing looks at).

@@ -184,7 +184,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   const Topology topo(spec);
   const int p = topo.nranks();
   const std::int64_t e = cmd.common.elemSize();
-  const bool rooted = c == Collective::Broadcast || c == Collective::Reduce;
+  const bool rooted = plan::isRooted(c);
   if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw UsageError("-r/--root must be a rank in 0.." + std::to_string(p - 1));
   const auto sizes = sizeSweep(parseBytes(cmd.minBytes), parseBytes(cmd.maxBytes), cmd.factor, parseBytes(cmd.increment));
   nlohmann::json all = nlohmann::json::array();

@@ -1,4 +1,7 @@
+// Reads measured *_perf -J files (the bench JSON) into Measurements for calibrate().
 #include "sim/measured.h"
+
+#include "collectives/core/errors.h"
 
 #include <fstream>
 #include <map>
@@ -25,7 +28,7 @@ std::int64_t elemSizeOf(const std::string& type) {
       {"bfloat16", 2}, {"int8", 1},  {"uint8", 1},  {"char", 1},    {"int32", 4},  {"int", 4},
       {"uint32", 4}, {"int64", 8},   {"uint64", 8}};
   auto it = sizes.find(type);
-  if (it == sizes.end()) throw std::invalid_argument("unknown data type '" + type + "'");
+  if (it == sizes.end()) throw InvalidArgument("unknown data type '" + type + "'");
   return it->second;
 }
 

@@ -14,13 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/plan/plan.h"
+#include "collectives/core/errors.h"
 #include "sim/units.h"
 
 namespace cclab::sim {
 
-class MeasuredError : public std::runtime_error {
+class MeasuredError : public InvalidArgument {
  public:
-  using std::runtime_error::runtime_error;
+  using InvalidArgument::InvalidArgument;
 };
 
 struct MeasuredPoint {

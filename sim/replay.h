@@ -2,7 +2,7 @@
 //
 // Model (docs/sim.md, "Replay model"):
 //  - Each rank walks its ops in the executors' order: phase by phase, inside a phase slice-major (slice 0
-//    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan/interpret.h).
+//    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan::SliceWalker, collectives/plan/slice_walk.h).
 //  - A Send of a slice starts a transfer at the rank's current time and costs the rank nothing (a copy
 //    engine / the receiver moves the data). The transfer waits until every resource on its route
 //    (link directions, capacity-limited nodes) is free, then holds each for bytes / bandwidth; it
@@ -62,7 +62,7 @@ struct ReplayResult {
 // The slice size auto slicing picks for a plan (elements; 0 = whole ops).
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
 
-// Throws std::invalid_argument if the plan's nranks exceeds the topology's, std::runtime_error if the
+// Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
 

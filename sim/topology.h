@@ -26,14 +26,15 @@
 #include <string>
 #include <vector>
 
+#include "collectives/core/errors.h"
 #include "sim/units.h"
 
 namespace cclab::sim {
 
 // A bad topology file or spec; the message names the field.
-class TopologyError : public std::runtime_error {
+class TopologyError : public InvalidArgument {
  public:
-  using std::runtime_error::runtime_error;
+  using InvalidArgument::InvalidArgument;
 };
 
 struct LinkClass {

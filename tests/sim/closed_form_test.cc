@@ -172,5 +172,5 @@ TEST(ClosedForm, HierarchicalReducesToRingOnOneNode) {
 }
 
 TEST(ClosedForm, PredictRejectsMissingGenerators) {
-  EXPECT_THROW(predict({Collective::ReduceScatter, Algorithm::Tree, 4, 100, 4, 0}, uniformParams()), std::invalid_argument);
+  EXPECT_THROW(predict({Collective::ReduceScatter, Algorithm::Tree, 4, 100, 4, 0}, uniformParams()), cclab::InvalidArgument);
 }

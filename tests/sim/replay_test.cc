@@ -155,7 +155,7 @@ TEST(Replay, DeadlockAndSizeErrors) {
   pl.ranks[1].push_back({plan::OpKind::Recv, 0, 0, {}, {plan::Buf::Output, 0, 4}});
   const Topology t(switchOf(2));
   EXPECT_THROW(replay(pl, t), std::runtime_error);
-  EXPECT_THROW(replay(plan::allReduceRing(4, 16), t), std::invalid_argument);
+  EXPECT_THROW(replay(plan::allReduceRing(4, 16), t), cclab::InvalidArgument);
 }
 
 TEST(Replay, ManyRanksStaysExact) {

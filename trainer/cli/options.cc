@@ -83,11 +83,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   t.widths = parseWidths(widths);
   t.remainder = parseRemainder(remainder);
   t.sync.backend = parseBackend(backend);
-  try {
-    t.sync.algorithm = plan::parseAlgorithm(algo);
-  } catch (const std::invalid_argument& e) {
-    throw InvalidArgument(e.what());
-  }
+  t.sync.algorithm = plan::parseAlgorithm(algo);  // throws InvalidArgument
   t.sync.bucketBytes = parseByteSize(bucket);
   t.sync.firstBucketBytes = parseByteSize(firstBucket);
   t.sync.overlap = !noOverlap;
