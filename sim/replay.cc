@@ -9,6 +9,7 @@
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <queue>
@@ -69,6 +70,9 @@ class Engine {
 
   ReplayResult run() {
     const int n = plan_.nranks;
+    if (n > kMaxReplayRanks)
+      throw InvalidArgument("replay: " + std::to_string(n) + " ranks is more than a replay runs (" +
+                            std::to_string(kMaxReplayRanks) + "); use the analytic model");
     if (n > topo_.nranks())
       throw InvalidArgument("replay: plan has " + std::to_string(n) + " ranks but topology '" +
                                   topo_.spec().name + "' has " + std::to_string(topo_.nranks()));
@@ -134,6 +138,9 @@ class Engine {
       const double slow = i < opt_.resourceSlowdown.size() ? opt_.resourceSlowdown[i] : 1.0;
       resBeta_[i] = inverseBandwidth(res[i].bandwidth) * slow;
     }
+    for (const Straggler& s : opt_.stragglers)
+      if (s.rank >= 0 && s.rank < plan_.nranks)
+        for (int id : topo_.rankLinks(s.rank)) resBeta_[static_cast<std::size_t>(id)] *= s.linkFactor;
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
@@ -191,7 +198,9 @@ class Engine {
     auto& c = cursor_[r];
     const auto& code = code_[r];
     Micros& now = time_[r];
-    const double slow = r < static_cast<int>(opt_.computeSlowdown.size()) ? opt_.computeSlowdown[r] : 1.0;
+    double slow = 1.0;
+    for (const Straggler& s : opt_.stragglers)
+      if (s.rank == r) slow *= s.computeFactor;
     const MicrosPerByte gamma = topo_.reduceCost() * slow, delta = topo_.copyCost() * slow;
     for (;;) {
       if (done(r)) {
@@ -252,7 +261,9 @@ class Engine {
     time_.assign(static_cast<std::size_t>(n), 0.0);
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      time_[r] = r < static_cast<int>(opt_.startDelay.size()) ? opt_.startDelay[r] : 0.0;
+      time_[r] = 0.0;
+      for (const Straggler& s : opt_.stragglers)
+        if (s.rank == r) time_[r] += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       cursor_.emplace_back(code_[r], slice_);
       queue_.emplace(time_[r], r);
     }

@@ -8,8 +8,6 @@
 namespace cclab::sim {
 namespace {
 
-constexpr int kMaxRanks = 1 << 20;
-
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
   throw TopologyError("topology field '" + field + "' " + what);
 }
@@ -32,14 +30,14 @@ void checkSpec(const TopologySpec& s) {
   if (!kinds.contains(s.kind))
     fail("kind", "must be one of switch, fully_connected, pcie, cluster, host, graph (got '" + s.kind + "')");
   if (s.kind == "cluster") {
-    if (s.nodes < 1 || s.nodes > kMaxRanks) fail("nodes", "must be >= 1 (got " + std::to_string(s.nodes) + ")");
+    if (s.nodes < 1 || s.nodes > kMaxTopologyRanks) fail("nodes", "must be >= 1 (got " + std::to_string(s.nodes) + ")");
     if (s.gpusPerNode < 1 || s.gpusPerNode > 1024)
       fail("gpus_per_node", "must be in 1..1024 (got " + std::to_string(s.gpusPerNode) + ")");
     if (s.nicsPerNode < 1 || s.nicsPerNode > s.gpusPerNode)
       fail("nics_per_node", "must be in 1..gpus_per_node (got " + std::to_string(s.nicsPerNode) + ")");
-    if (static_cast<std::int64_t>(s.nodes) * s.gpusPerNode > kMaxRanks) fail("nodes", "times gpus_per_node is too many ranks");
-  } else if (s.ranks < 1 || s.ranks > kMaxRanks) {
-    fail("ranks", "must be in 1.." + std::to_string(kMaxRanks) + " (got " + std::to_string(s.ranks) + ")");
+    if (static_cast<std::int64_t>(s.nodes) * s.gpusPerNode > kMaxTopologyRanks) fail("nodes", "times gpus_per_node is too many ranks");
+  } else if (s.ranks < 1 || s.ranks > kMaxTopologyRanks) {
+    fail("ranks", "must be in 1.." + std::to_string(kMaxTopologyRanks) + " (got " + std::to_string(s.ranks) + ")");
   }
   if (s.kind == "pcie" && s.gpusPerSwitch < 1)
     fail("gpus_per_switch", "must be >= 1 (got " + std::to_string(s.gpusPerSwitch) + ")");

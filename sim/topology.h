@@ -37,6 +37,10 @@ class TopologyError : public InvalidArgument {
   using InvalidArgument::InvalidArgument;
 };
 
+// Most ranks a topology may have: the analytic model prices a million ranks at once (replay has its
+// own, lower bound, kMaxReplayRanks in replay.h).
+inline constexpr int kMaxTopologyRanks = 1 << 20;
+
 struct LinkClass {
   Micros latency = 0;   // per traversal
   GBps bandwidth = 0;   // per direction; for a node class: its total capacity (0 = unlimited)
