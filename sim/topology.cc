@@ -4,12 +4,19 @@
 #include <deque>
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace cclab::sim {
 namespace {
 
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
   throw TopologyError("topology field '" + field + "' " + what);
+}
+
+std::string fmtNumber(double v) {
+  std::ostringstream m;
+  m << v;
+  return m.str();
 }
 
 std::string rankName(int r) { return "rank" + std::to_string(r); }
@@ -41,11 +48,20 @@ void checkSpec(const TopologySpec& s) {
   }
   if (s.kind == "pcie" && s.gpusPerSwitch < 1)
     fail("gpus_per_switch", "must be >= 1 (got " + std::to_string(s.gpusPerSwitch) + ")");
-  if (!(s.protocolEfficiency > 0 && s.protocolEfficiency <= 1))
-    fail("protocol_efficiency", "must be in (0, 1] (got " + std::to_string(s.protocolEfficiency) + ")");
+  if (!(s.protocolEfficiency >= kMinProtocolEfficiency && s.protocolEfficiency <= 1))
+    fail("protocol_efficiency", "must be in " + fmtNumber(kMinProtocolEfficiency) + "..1 (got " + fmtNumber(s.protocolEfficiency) + ")");
+  auto physicalBandwidth = [](const std::string& field, GBps b) {  // 0 = unlimited / free
+    if (!(b == 0 || (b >= kMinBandwidthGBps && b <= kMaxBandwidthGBps)))
+      fail(field, "must be 0 or in " + fmtNumber(kMinBandwidthGBps) + ".." + fmtNumber(kMaxBandwidthGBps) + " GB/s (got " +
+                      fmtNumber(b) + ")");
+  };
+  auto physicalLatency = [](const std::string& field, Micros l) {
+    if (!(l >= 0 && l <= kMaxLatencyMicros))
+      fail(field, "must be in 0.." + fmtNumber(kMaxLatencyMicros) + " us (got " + fmtNumber(l) + ")");
+  };
   for (const auto& [name, c] : s.classes) {
-    if (!(c.latency >= 0)) fail("classes." + name + ".latency_us", "must be >= 0");
-    if (!(c.bandwidth >= 0)) fail("classes." + name + ".bandwidth_gbps", "must be >= 0");
+    physicalLatency("classes." + name + ".latency_us", c.latency);
+    physicalBandwidth("classes." + name + ".bandwidth_gbps", c.bandwidth);
   }
   std::set<std::string> linkClasses;
   for (const auto& c : requiredLinkClasses(s.kind)) linkClasses.insert(c);
@@ -57,10 +73,10 @@ void checkSpec(const TopologySpec& s) {
   }
   if (s.kind == "host" && !s.classes.contains("memory")) fail("classes.memory", "is missing (kind 'host' needs it)");
   const auto& c = s.compute;
-  if (!(c.reduceBandwidth >= 0)) fail("compute.reduce_gbps", "must be >= 0");
-  if (!(c.copyBandwidth >= 0)) fail("compute.copy_gbps", "must be >= 0");
-  if (c.cores < 0) fail("compute.cores", "must be >= 0");
-  if (!(c.wakeLatency >= 0)) fail("compute.wake_us", "must be >= 0");
+  physicalBandwidth("compute.reduce_gbps", c.reduceBandwidth);
+  physicalBandwidth("compute.copy_gbps", c.copyBandwidth);
+  if (c.cores < 0 || c.cores > kMaxTopologyRanks) fail("compute.cores", "must be in 0.." + std::to_string(kMaxTopologyRanks));
+  physicalLatency("compute.wake_us", c.wakeLatency);
   if (s.kind == "graph") {
     std::set<std::string> names;
     for (int r = 0; r < s.ranks; ++r) names.insert(rankName(r));

@@ -41,6 +41,15 @@ class TopologyError : public InvalidArgument {
 // own, lower bound, kMaxReplayRanks in replay.h).
 inline constexpr int kMaxTopologyRanks = 1 << 20;
 
+// Physical ranges of topology values (checkSpec refuses anything outside, naming the field), so that
+// no prediction prints inf or a 300-digit time: latencies up to 1 s per traversal (a thousand times a
+// WAN round trip), bandwidths from 1 MB/s (a slow serial line) to 1 PB/s (a thousand times an
+// NVSwitch port); 0 keeps its meaning of unlimited capacity or free compute.
+inline constexpr Micros kMaxLatencyMicros = 1e6;
+inline constexpr GBps kMinBandwidthGBps = 1e-3;
+inline constexpr GBps kMaxBandwidthGBps = 1e6;
+inline constexpr double kMinProtocolEfficiency = 0.01;  // below 1% no protocol is worth modelling
+
 struct LinkClass {
   Micros latency = 0;   // per traversal
   GBps bandwidth = 0;   // per direction; for a node class: its total capacity (0 = unlimited)

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "sim/json_file.h"
 #include "sim/presets.h"
 
 namespace cclab::sim {
@@ -130,13 +131,13 @@ TopologySpec parseTopology(const json& j) {
 }
 
 TopologySpec loadTopologyFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw TopologyError("cannot open topology file '" + path + "'");
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw TopologyError("topology file '" + path + "': not valid JSON: " + e.what());
+    j = readJsonFile(path, "topology");
+  } catch (const TopologyError&) {
+    throw;
+  } catch (const InvalidArgument& e) {
+    throw TopologyError(e.what());
   }
   try {
     return parseTopology(j);
@@ -186,7 +187,8 @@ void saveTopologyFile(const TopologySpec& spec, const std::string& path) {
 
 TopologySpec resolveTopology(const std::string& presetOrPath) {
   if (auto p = findPreset(presetOrPath)) return *p;
-  if (std::filesystem::exists(presetOrPath)) return loadTopologyFile(presetOrPath);
+  std::error_code ec;
+  if (std::filesystem::exists(presetOrPath, ec)) return loadTopologyFile(presetOrPath);
   std::string names;
   for (const auto& n : presetNames()) names += (names.empty() ? "" : ", ") + n;
   throw TopologyError("--topo '" + presetOrPath + "' is neither a preset (" + names + ") nor a file");
