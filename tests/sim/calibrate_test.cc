@@ -121,3 +121,24 @@ TEST(Measured, BadFilesNameTheField) {
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
 }
+
+TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
+  // Only α and β are free; the measurements are replays with α = 4.5 µs and 37 GB/s on a fully
+  // connected topology of 5 ranks, at awkward sizes; the fit starts a factor of 6 away from both.
+  TopologySpec truth;
+  truth.name = "truth";
+  truth.kind = "fully_connected";
+  truth.ranks = 5;
+  truth.classes["link"] = {4.5, 37.0};
+  std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 5, {1000, 77777, 1234560, 9999992, 31000000}),
+                                  synthetic(truth, plan::Algorithm::Tree, 5, {4004, 640000, 7000004})};
+  TopologySpec start = truth;
+  start.classes["link"] = {0.75, 222.0};
+  CalibrationOptions o;
+  o.params = {"classes.link.latency_us", "classes.link.bandwidth_gbps"};
+  o.sliceBytes = 0;  // auto slicing, as synthetic() measured
+  const auto r = calibrate(start, fit, {}, o);
+  EXPECT_NEAR(r.fitted.at("classes.link.latency_us"), 4.5, 1e-4 * 4.5);
+  EXPECT_NEAR(r.fitted.at("classes.link.bandwidth_gbps"), 37.0, 1e-4 * 37.0);
+  EXPECT_TRUE(r.unidentified.empty());
+}
