@@ -34,8 +34,9 @@ constexpr GBps kHostThread = 25.5;
 constexpr Micros kHostLatency = 0.5;
 constexpr GBps kHostReduce = 8;  // float sum, one core, output bytes per second (estimate)
 constexpr int kHostCores = 2;
-// More threads than cores: a waiting rank blocks (std::atomic::wait) and the OS wakes it, ~10 µs per
-// message (futex wake + context switch on a loaded VM; an estimate, replaced by calibration).
+// More threads than cores: a waiting rank blocks (a futex wait, collectives/host/wait.cc) and the OS
+// wakes it, ~10 µs per message (futex wake + context switch on a loaded VM; an estimate, replaced by
+// calibration).
 constexpr Micros kHostWake = 10;
 
 TopologySpec dgxH100() {

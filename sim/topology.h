@@ -84,7 +84,7 @@ struct TopologySpec {
   int gpusPerNode = 0;     // cluster
   int nicsPerNode = 1;     // cluster
   int gpusPerSwitch = 0;   // pcie
-  double protocolEfficiency = 1.0;  // multiplies every bandwidth (NCCL's Simple protocol moves ~90%)
+  double protocolEfficiency = 1.0;  // multiplies every bandwidth (presets: 0.85 for NCCL's Simple protocol)
   std::map<std::string, LinkClass> classes;
   ComputeParams compute;
   std::vector<SpecNode> graphNodes;  // graph
