@@ -79,7 +79,7 @@ void setParam(TopologySpec& spec, const std::string& name, double value) {
 }
 
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
-  const Topology topo(spec.ranks == m.nranks || spec.kind == "graph" ? spec : resized(spec, m.nranks));
+  const Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
   const plan::Plan p = plan::makePlan(m.collective, m.algorithm, m.nranks, pt.count, 0);
   ReplayOptions o;
   o.elemSize = m.elemSize;

@@ -89,7 +89,7 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
 
 HierarchicalParams hierarchicalParams(const Topology& topo) {
   const auto& s = topo.spec();
-  if (s.kind != "cluster") throw InvalidArgument("hierarchical algorithms need a cluster topology (got kind '" + s.kind + "')");
+  if (s.kind != TopologyKind::Cluster) throw InvalidArgument("hierarchical algorithms need a cluster topology (got kind '" + std::string(name(s.kind)) + "')");
   const int G = s.gpusPerNode, N = s.nodes;
   HierarchicalParams h;
   Pairs intra, inter;

@@ -134,7 +134,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algo)) {
     algos.push_back(parseSimAlgorithm(text));
-    checkAlgorithm(c, algos.back(), spec.kind == "cluster");
+    checkAlgorithm(c, algos.back(), spec.kind == TopologyKind::Cluster);
   }
   for (const SimAlgorithm algo : algos) {
     Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
@@ -206,16 +206,16 @@ int runScale(const ScaleCmd& cmd) {
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
   for (int n : nodeCounts) {
     TopologySpec spec = resolveTopology(common.topo);
-    if (spec.kind == "cluster")
+    if (spec.kind == TopologyKind::Cluster)
       spec = resized(spec, 0, n, common.gpus);
     else
       spec = resized(spec, n * std::max(1, common.gpus));
     const Topology topo(spec);
     const int p = topo.nranks();
-    std::string line = fmt::format("  {:>6} {:>6}", spec.kind == "cluster" ? spec.nodes : n, p);
+    std::string line = fmt::format("  {:>6} {:>6}", spec.kind == TopologyKind::Cluster ? spec.nodes : n, p);
     const Predictor predict = cmd.predictorOn(topo, common.model);
     for (const auto a : algos) {
-      if (infoOf(a).hierarchical && spec.kind != "cluster") {
+      if (infoOf(a).hierarchical && spec.kind != TopologyKind::Cluster) {
         line += fmt::format(" | {:>10} {:>11}", "-", "-");
         continue;
       }
@@ -279,7 +279,7 @@ int runStraggler(const StragglerCmd& cmd) {
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algos)) {
     algos.push_back(parseSimAlgorithm(text));
-    checkAlgorithm(Collective::AllReduce, algos.back(), spec.kind == "cluster");
+    checkAlgorithm(Collective::AllReduce, algos.back(), spec.kind == TopologyKind::Cluster);
     if (infoOf(algos.back()).hierarchical) throw InvalidArgument("straggler replays plans; --algos cannot include " + text);
   }
   for (const auto a : algos) {
@@ -357,7 +357,7 @@ int runCalibrate(const CalibrateCmd& cmd) {
     checkSet.push_back(m);
   }
   for (const auto& m : fitSet)
-    if (spec.kind == "graph" && m.nranks > spec.ranks)
+    if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
       throw InvalidArgument("measured file '" + m.source + "': field 'nranks' is " + std::to_string(m.nranks) +
                             "; topology '" + spec.name + "' has " + std::to_string(spec.ranks) + " ranks");
   CalibrationOptions opt;
@@ -369,7 +369,7 @@ int runCalibrate(const CalibrateCmd& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   const CalibrationResult r = calibrate(spec, fitSet, checkSet, opt);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << fmt::format("# cclab-sim calibrate: topology {} ({}), {} iterations, {:.2f} s\n", spec.name, spec.kind, r.iterations, secs);
+  std::cout << fmt::format("# cclab-sim calibrate: topology {} ({}), {} iterations, {:.2f} s\n", spec.name, name(spec.kind), r.iterations, secs);
   std::cout << fmt::format("# {:<34} {:>12} {:>12}\n", "parameter", "initial", "fitted");
   for (const auto& [name, v] : r.fitted) std::cout << fmt::format("  {:<34} {:>12.4g} {:>12.4g}\n", name, r.initial.at(name), v);
   for (const auto& n : r.unidentified)
@@ -439,7 +439,7 @@ int runTopo(const std::string& name, const std::string& out, bool describe) {
   const TopologySpec spec = resolveTopology(name);
   if (describe) {
     const Topology topo(spec);
-    std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, spec.kind, topo.nranks(), topo.resources().size());
+    std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, sim::name(spec.kind), topo.nranks(), topo.resources().size());
     for (const auto& r : topo.resources())
       std::cout << fmt::format("  {:<32} {:<8} {:>8.3f} us {:>9.2f} GB/s\n", r.name, r.cls, r.latency, r.bandwidth);
     return 0;

@@ -42,7 +42,7 @@ constexpr Micros kHostWake = 10;
 TopologySpec dgxH100() {
   TopologySpec s;
   s.name = "dgx-h100";
-  s.kind = "switch";
+  s.kind = TopologyKind::Switch;
   s.ranks = 8;
   s.protocolEfficiency = kSimpleProtocolEfficiency;
   s.classes["link"] = {kNvlinkLatency, kNvlinkH100};
@@ -53,7 +53,7 @@ TopologySpec dgxH100() {
 TopologySpec pcieNode() {
   TopologySpec s;
   s.name = "pcie";
-  s.kind = "pcie";
+  s.kind = TopologyKind::Pcie;
   s.ranks = 8;
   s.gpusPerSwitch = 4;
   s.protocolEfficiency = kSimpleProtocolEfficiency;
@@ -66,7 +66,7 @@ TopologySpec pcieNode() {
 TopologySpec cluster() {
   TopologySpec s;
   s.name = "cluster";
-  s.kind = "cluster";
+  s.kind = TopologyKind::Cluster;
   s.nodes = 4;
   s.gpusPerNode = 8;
   s.nicsPerNode = 8;
@@ -82,7 +82,7 @@ TopologySpec cluster() {
 TopologySpec host() {
   TopologySpec s;
   s.name = "host";
-  s.kind = "host";
+  s.kind = TopologyKind::Host;
   s.ranks = 2;
   s.protocolEfficiency = 1.0;
   s.classes["thread"] = {kHostLatency, kHostThread};

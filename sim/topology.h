@@ -24,6 +24,7 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "collectives/core/errors.h"
@@ -76,9 +77,16 @@ struct SpecLink {
   friend bool operator==(const SpecLink&, const SpecLink&) = default;
 };
 
+// The kinds above; their names in files are name(kind): switch, fully_connected, pcie, cluster, host,
+// graph.
+enum class TopologyKind : std::uint8_t { Switch, FullyConnected, Pcie, Cluster, Host, Graph };
+std::string_view name(TopologyKind k);
+// Throws TopologyError naming the field 'kind' and every kind.
+TopologyKind parseTopologyKind(std::string_view text);
+
 struct TopologySpec {
   std::string name;
-  std::string kind;  // switch | fully_connected | pcie | cluster | host | graph
+  TopologyKind kind = TopologyKind::Switch;
   int ranks = 0;     // for cluster: nodes * gpus_per_node (derived)
   int nodes = 1;           // cluster
   int gpusPerNode = 0;     // cluster

@@ -36,7 +36,7 @@ std::vector<Bytes> sweep(Bytes from, Bytes to) {
 TEST(Calibrate, RecoversAlphaBetaGammaOnASwitch) {
   TopologySpec truth;
   truth.name = "truth";
-  truth.kind = "switch";
+  truth.kind = TopologyKind::Switch;
   truth.ranks = 8;
   truth.classes["link"] = {2.0, 20.0};
   truth.compute.reduceBandwidth = 12.0;
@@ -127,7 +127,7 @@ TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
   // connected topology of 5 ranks, at awkward sizes; the fit starts a factor of 6 away from both.
   TopologySpec truth;
   truth.name = "truth";
-  truth.kind = "fully_connected";
+  truth.kind = TopologyKind::FullyConnected;
   truth.ranks = 5;
   truth.classes["link"] = {4.5, 37.0};
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 5, {1000, 77777, 1234560, 9999992, 31000000}),

@@ -37,7 +37,7 @@ TEST(Crossover, RecursiveDoublingAgainstRingOnFourFullyConnectedRanks) {
   // splits evenly): 8000 is still faster, 8016 is the crossover.
   TopologySpec s;
   s.name = "fc";
-  s.kind = "fully_connected";
+  s.kind = TopologyKind::FullyConnected;
   s.ranks = 4;
   s.classes["link"] = {1.001, 1.0};
   const Topology topo(s);

@@ -20,7 +20,7 @@ namespace {
 TopologySpec switchOf(int p, Micros lat = 1, GBps bw = 10) {
   TopologySpec s;
   s.name = "sw";
-  s.kind = "switch";
+  s.kind = TopologyKind::Switch;
   s.ranks = p;
   s.classes["link"] = {lat, bw};
   return s;

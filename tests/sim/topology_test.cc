@@ -228,3 +228,21 @@ TEST(Refusals, MeasuredFilesWithRunawayRankCountsOrNumbers) {
 
 }  // namespace
 }  // namespace cclab::sim
+
+namespace cclab::sim {
+namespace {
+
+TEST(TopologyKinds, NamesRoundTripAndAnUnknownKindListsThemAll) {
+  for (TopologyKind k : {TopologyKind::Switch, TopologyKind::FullyConnected, TopologyKind::Pcie, TopologyKind::Cluster,
+                         TopologyKind::Host, TopologyKind::Graph})
+    EXPECT_EQ(parseTopologyKind(name(k)), k);
+  try {
+    parseTopologyKind("torus");
+    FAIL() << "torus parsed";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find("switch, fully_connected, pcie, cluster, host, graph"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclab::sim
