@@ -5,6 +5,7 @@
 #include "sim/calibrate.h"
 #include "sim/measured.h"
 #include "sim/presets.h"
+#include "tests/sim/uniform_topology.h"
 
 using namespace cclab;
 using namespace cclab::sim;
@@ -125,11 +126,7 @@ TEST(Measured, BadFilesNameTheField) {
 TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
   // Only α and β are free; the measurements are replays with α = 4.5 µs and 37 GB/s on a fully
   // connected topology of 5 ranks, at awkward sizes; the fit starts a factor of 6 away from both.
-  TopologySpec truth;
-  truth.name = "truth";
-  truth.kind = TopologyKind::FullyConnected;
-  truth.ranks = 5;
-  truth.classes["link"] = {4.5, 37.0};
+  const TopologySpec truth = cclab::sim::testing::uniformTopology(TopologyKind::FullyConnected, 5, 4.5, 37.0);
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 5, {1000, 77777, 1234560, 9999992, 31000000}),
                                   synthetic(truth, plan::Algorithm::Tree, 5, {4004, 640000, 7000004})};
   TopologySpec start = truth;

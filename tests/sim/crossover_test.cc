@@ -5,6 +5,7 @@
 #include "collectives/core/errors.h"
 #include "sim/crossover.h"
 #include "sim/topology.h"
+#include "tests/sim/uniform_topology.h"
 
 namespace cclab::sim {
 namespace {
@@ -35,11 +36,7 @@ TEST(Crossover, RecursiveDoublingAgainstRingOnFourFullyConnectedRanks) {
   //   ring = 2(p-1)·(α + (n/4)β)        = 6α + 1.5e-3·n
   // equal at 4α = 0.5e-3·n: n = 8008 bytes. Searched on multiples of p·4 = 16 bytes (sizes the ring
   // splits evenly): 8000 is still faster, 8016 is the crossover.
-  TopologySpec s;
-  s.name = "fc";
-  s.kind = TopologyKind::FullyConnected;
-  s.ranks = 4;
-  s.classes["link"] = {1.001, 1.0};
+  TopologySpec s = testing::uniformTopology(TopologyKind::FullyConnected, 4, 1.001, 1.0);
   const Topology topo(s);
   const Predictor p{.topo = topo, .model = Model::Analytic, .sliceBytes = kWholeOps, .elemSize = 4};
   EXPECT_EQ(allReduceCrossover(p, SimAlgorithm::RecursiveDoubling, SimAlgorithm::Ring), Bytes{8016});
