@@ -79,6 +79,7 @@ class Engine {
     result_.sliceElems = opt_.sliceElems > 0 ? opt_.sliceElems : opt_.sliceElems == 0 ? autoSliceElems(plan_, opt_.elemSize) : 0;
     slice_ = result_.sliceElems;
     compile();
+    checkSize();
     setupResources();
     simulate();
     return std::move(result_);
@@ -129,6 +130,17 @@ class Engine {
         code.push_back(in);
       }
     }
+  }
+
+  void checkSize() const {
+    std::int64_t total = 0;
+    for (const auto& code : code_)
+      for (const Instr& in : code) {
+        total += plan::sliceCount(in.count(), slice_);
+        if (total > kMaxReplayOpSlices)
+          throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
+                                std::to_string(kMaxReplayOpSlices) + " op-slices (about a minute of replay); use a larger --slice");
+      }
   }
 
   void setupResources() {

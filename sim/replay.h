@@ -38,6 +38,11 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 // (--model analytic) is the tool.
 inline constexpr int kMaxReplayRanks = 2048;
 
+// Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
+// (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10
+// and more; it is refused before it starts.
+inline constexpr std::int64_t kMaxReplayOpSlices = 1'000'000'000;
+
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
@@ -73,7 +78,8 @@ struct ReplayResult {
 // The slice size auto slicing picks for a plan (elements; 0 = whole ops).
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
 
-// Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, std::runtime_error if the
+// Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, or it
+// would run more than kMaxReplayOpSlices op-slices, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
 

@@ -118,6 +118,16 @@ TEST(Replay, SlowLinkAndSlowComputeSlowTheRing) {
   EXPECT_LT(slowCompute, 4.0 * base);
 }
 
+TEST(Replay, RefusesRunawaySliceCountsBeforeStarting) {
+  const Topology t(switchOf(8));
+  const auto pl = plan::allReduceRing(8, std::int64_t{1} << 28);  // 1 GiB of floats
+  ReplayOptions o;
+  o.sliceElems = 1;  // 8 ranks x 28 ops x 2^25 slices: 7.5e9 op-slices
+  EXPECT_THROW(replay(pl, t, o), cclab::InvalidArgument);
+  o.sliceElems = 1 << 20;  // 8 x 28 x 32 op-slices: runs
+  EXPECT_GT(replay(pl, t, o).time, 0);
+}
+
 TEST(Replay, StragglerLinkFactorSlowsBothDirectionsOfItsLinks) {
   const int p = 6;
   const Topology t(switchOf(p, 0.5, 10));
