@@ -28,6 +28,27 @@ ParamRef parseRef(const std::string& name) {
 
 }  // namespace
 
+CalibrationSets splitForCalibration(const std::vector<Measurement>& measured, const std::vector<Measurement>& checkOnly,
+                                    const std::vector<Bytes>& holdout, Bytes minSize) {
+  CalibrationSets sets;
+  for (const Measurement& file : measured) {
+    Measurement fit = file, held = file;
+    fit.points.clear();
+    held.points.clear();
+    for (const auto& pt : file.points) {
+      if (pt.size < minSize) continue;
+      (std::find(holdout.begin(), holdout.end(), pt.size) != holdout.end() ? held : fit).points.push_back(pt);
+    }
+    sets.fit.push_back(std::move(fit));
+    if (!held.points.empty()) sets.check.push_back(std::move(held));
+  }
+  for (Measurement m : checkOnly) {
+    std::erase_if(m.points, [&](const MeasuredPoint& pt) { return pt.size < minSize; });
+    sets.check.push_back(std::move(m));
+  }
+  return sets;
+}
+
 ErrorSummary summarize(const std::vector<PointError>& errors) {
   ErrorSummary s;
   s.n = errors.size();

@@ -339,23 +339,10 @@ int runCalibrate(const CalibrateCmd& cmd) {
   std::vector<Bytes> holdout;
   for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
   const Bytes minSize = parseBytes(cmd.minSize);
-  std::vector<Measurement> fitSet, checkSet;
-  for (const auto& f : cmd.measured) {
-    Measurement m = loadMeasurement(f), held = m;
-    m.points.clear();
-    held.points.clear();
-    for (const auto& pt : loadMeasurement(f).points) {
-      if (pt.size < minSize) continue;
-      (std::find(holdout.begin(), holdout.end(), pt.size) != holdout.end() ? held : m).points.push_back(pt);
-    }
-    fitSet.push_back(m);
-    if (!held.points.empty()) checkSet.push_back(held);
-  }
-  for (const auto& f : cmd.check) {
-    Measurement m = loadMeasurement(f);
-    std::erase_if(m.points, [&](const MeasuredPoint& pt) { return pt.size < minSize; });
-    checkSet.push_back(m);
-  }
+  std::vector<Measurement> measured, checked;
+  for (const auto& f : cmd.measured) measured.push_back(loadMeasurement(f));
+  for (const auto& f : cmd.check) checked.push_back(loadMeasurement(f));
+  const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
     if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
       throw InvalidArgument("measured file '" + m.source + "': field 'nranks' is " + std::to_string(m.nranks) +

@@ -139,3 +139,29 @@ TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
   EXPECT_NEAR(r.fitted.at("classes.link.bandwidth_gbps"), 37.0, 1e-4 * 37.0);
   EXPECT_TRUE(r.unidentified.empty());
 }
+
+TEST(Calibrate, SplitsFittedFromHeldOutPoints) {
+  auto file = [](const char* name, std::vector<Bytes> sizes) {
+    Measurement m;
+    m.source = name;
+    m.nranks = 2;
+    for (Bytes s : sizes) m.points.push_back({s, s / 4, 1.0 + static_cast<double>(s)});
+    return m;
+  };
+  const auto sets = splitForCalibration({file("a", {4, 64, 1024, 4096}), file("b", {64, 128})}, {file("c", {8, 2048})},
+                                        {1024, 128}, 64);
+  auto sizesOf = [](const Measurement& m) {
+    std::vector<Bytes> s;
+    for (const auto& pt : m.points) s.push_back(pt.size);
+    return s;
+  };
+  ASSERT_EQ(sets.fit.size(), 2u);
+  EXPECT_EQ(sizesOf(sets.fit[0]), (std::vector<Bytes>{64, 4096}));
+  EXPECT_EQ(sizesOf(sets.fit[1]), (std::vector<Bytes>{64}));
+  ASSERT_EQ(sets.check.size(), 3u);
+  EXPECT_EQ(sets.check[0].source, "a");
+  EXPECT_EQ(sizesOf(sets.check[0]), (std::vector<Bytes>{1024}));
+  EXPECT_EQ(sizesOf(sets.check[1]), (std::vector<Bytes>{128}));
+  EXPECT_EQ(sets.check[2].source, "c");
+  EXPECT_EQ(sizesOf(sets.check[2]), (std::vector<Bytes>{2048}));
+}
