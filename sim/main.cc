@@ -518,7 +518,7 @@ int main(int argc, char** argv) {
   int benchRanks = 1024;
   std::string benchSize = "64M", benchSlice = "auto", benchAlgo = "ring";
   auto* benchApp = app.add_subcommand("bench", "the simulator's own speed: analytic predictions/s, replay time");
-  benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str();
+  benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
   benchApp->add_option("--size", benchSize, "allreduce size")->capture_default_str();
   benchApp->add_option("--slice", benchSlice, "slice (bytes, auto, whole)")->capture_default_str();
   benchApp->add_option("--algo", benchAlgo, "allreduce algorithm with a plan: " + algorithmNames())->capture_default_str();

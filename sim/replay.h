@@ -33,10 +33,10 @@ inline constexpr std::int64_t kAutoSlicesPerOp = 4;
 inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 
 // Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). A plan
-// grows with ranks x steps: the ring allreduce has 4(p-1) ops of 64 bytes per rank, so 2048 ranks are
-// 16.8M ops (about 1 GiB) and every doubling is four times that; beyond it the analytic model
-// (--model analytic) is the tool.
-inline constexpr int kMaxReplayRanks = 2048;
+// grows with ranks x steps: the ring allreduce has 4(p-1) ops of 64 bytes per rank, so 4096 ranks are
+// 67M ops, 5 GiB resident (docs/results/sim.md, the largest replay recorded), and every doubling is
+// four times that; beyond it the analytic model (--model analytic) is the tool.
+inline constexpr int kMaxReplayRanks = 4096;
 
 // Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
 // (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10

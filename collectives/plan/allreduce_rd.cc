@@ -1,9 +1,9 @@
 // Recursive doubling allreduce (Thakur, Rabenseifner & Gropp 2005, §4): the latency-optimal
 // allreduce for small messages, for any nranks.
 //
-// The extra ranks of a non-power-of-two p first fold their vector into a partner (fold.h). Then for masks
-// 1, 2, ..., q/2 each remaining rank v exchanges its whole vector with v^mask and reduces: log2(q)
-// steps, each combining two values that are equal on both partners, so every rank ends with the
+// The extra ranks of a non-power-of-two p first fold their vector into a partner (fold.h). Then
+// for masks 1, 2, ..., q/2 each remaining rank v exchanges its whole vector with v^mask and reduces:
+// log2(q) steps, each combining two values that are equal on both partners, so every rank ends with the
 // same bits (a (op) b == b (op) a). Partial results alternate between two scratch slots (a rank may
 // not overwrite what its partner is still reading); a final copy writes the output, and the folded
 // ranks get it last.

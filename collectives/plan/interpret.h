@@ -1,8 +1,8 @@
 // A single-thread interpreter that runs a Plan on host memory.
 //
 // It is the reference semantics of a plan and the most exhaustive check we have: it executes each
-// rank's ops in the executors' order (slice_walk.h), and it
-// models what the executors do that could deadlock:
+// rank's ops in the executors' order (slice_walk.h), and it models what the executors do that could
+// deadlock:
 //  - single-copy sends: a sent slice stays in the sender's buffer until the receiver consumed it, so a
 //    rank that wants to overwrite it waits (write-after-send hazard);
 //  - a bounded channel: at most `channelCapacity` unconsumed slices per ordered pair of ranks.

@@ -107,6 +107,7 @@ TEST(Cli, OutputsAreCheckedBeforeTheWorkAndReplayRefusesRunaways) {
   EXPECT_EQ(big.status, 2) << big.output;
   EXPECT_NE(big.output.find("--model analytic"), std::string::npos) << big.output;
   EXPECT_EQ(run("allreduce -g 100000 -b 8 -e 8 --model analytic").status, 0);
+  EXPECT_EQ(run("bench --ranks 100000").status, 2);
 }
 
 TEST(Cli, ScaleWritesItsCrossoversToJson) {
