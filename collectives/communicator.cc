@@ -37,7 +37,9 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
 }
 
 plan::Algorithm Communicator::resolve(const CollectiveArgs& args, plan::Algorithm requested) const {
-  return requested == plan::Algorithm::Auto ? autoAlgorithm(args, nranks()) : requested;
+  // The algorithm really run: Broadcast/Reduce run dbtree as the tree and ring as the chain.
+  return plan::generatedAlgorithm(args.collective,
+                                  requested == plan::Algorithm::Auto ? autoAlgorithm(args, nranks()) : requested);
 }
 
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved) {

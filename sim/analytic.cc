@@ -1,6 +1,8 @@
 // Dispatch of the closed forms by collective and algorithm, and nccl-tests' size rule.
 #include "sim/analytic.h"
 
+#include "collectives/core/errors.h"
+
 #include <algorithm>
 #include <bit>
 #include <stdexcept>
@@ -47,9 +49,9 @@ std::int64_t autoSliceElems(Collective c, Algorithm a, int p, std::int64_t count
 
 Micros predict(const Schedule& s, const CostParams& k) {
   const int p = s.nranks;
-  if (p < 1) throw std::invalid_argument("predict: nranks must be >= 1");
+  if (p < 1) throw InvalidArgument("predict: nranks must be >= 1");
   if (!plan::hasGenerator(s.collective, s.algorithm))
-    throw std::invalid_argument("predict: no " + std::string(plan::name(s.algorithm)) + " algorithm for " +
+    throw InvalidArgument("predict: no " + std::string(plan::name(s.algorithm)) + " algorithm for " +
                                 std::string(plan::name(s.collective)));
   const std::int64_t e = s.elemSize, S = s.sliceElems;
   const Bytes n = s.count * e;
@@ -74,7 +76,7 @@ Micros predict(const Schedule& s, const CostParams& k) {
       return isChain(s.algorithm) ? chainReduce(p, n, roundsOf(s.count, S), k)
                                   : treeReduce(p, n, roundsOf(s.count, S), k);
   }
-  throw std::invalid_argument("predict: unknown collective");
+  throw InvalidArgument("predict: unknown collective");
 }
 
 Bytes reportedBytes(Collective c, int p, std::int64_t count, std::int64_t e) {

@@ -36,8 +36,8 @@ struct Schedule {
   std::int64_t sliceElems = 0;
 };
 
-// Predicted time in µs; throws std::invalid_argument for a combination without a generator.
-Micros predict(const Schedule& s, const CostParams& c);
+// Predicted time in µs; throws cclab::InvalidArgument for a combination without a generator.
+Micros predict(const Schedule& s, const CostParams& k);
 
 // The largest op of the plan the generator writes, in elements (what auto slicing looks at).
 std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count);
@@ -48,26 +48,27 @@ std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, s
 // collectives/conventions/bandwidth.h).
 Bytes reportedBytes(plan::Collective c, int nranks, std::int64_t count, std::int64_t elemSize);
 
-// --- per family (count in elements, sizes in bytes, slices = slice rounds per op) ---
+// --- per family (n: bytes, chunkBytes: a ring chunk in bytes, count: elements, e: element size,
+// slice: slice elements, rounds: slice rounds per op, k: the cost parameters) ---
 // analytic_ring.cc
-Micros ringAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
-Micros ringReduceScatter(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
-Micros ringAllGather(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& c);
+Micros ringAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
+Micros ringReduceScatter(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
+Micros ringAllGather(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
 // analytic_tree.cc
-Micros treeAllReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
-Micros doubleBinaryTreeAllReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
-Micros treeBroadcast(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
-Micros treeReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros treeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros doubleBinaryTreeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros treeBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros treeReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 // analytic_rhd.cc (count in elements: the step sizes halve blocks of whole elements)
-Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t elemSize, std::int64_t sliceElems,
-                                const CostParams& c);
+Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::int64_t slice,
+                                const CostParams& k);
 // Recursive doubling allreduce (allreduce_rd.cc): log2(q) whole-vector exchanges, a final copy,
 // and the fold/unfold of the p - q extra ranks (exact for p a power of two, else an upper bound).
-Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t elemSize, std::int64_t sliceElems,
+Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::int64_t slice,
                                   const CostParams& k);
 // analytic_chain.cc
-Micros chainBroadcast(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
-Micros chainReduce(int p, Bytes bytes, std::int64_t rounds, const CostParams& c);
+Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 
 // analytic_hierarchical.cc: allreduce on nodes x gpus (no plan; analytic only): reduce-scatter inside
 // each node (ring), allreduce of each 1/gpus shard across nodes (ring or tree, the gpus shards in
@@ -76,7 +77,7 @@ struct HierarchicalParams {
   CostParams intra;  // GPU to GPU inside a node
   CostParams inter;  // one GPU's share of its node's NICs, node to node
 };
-Micros hierarchicalAllReduce(int nodes, int gpusPerNode, Bytes bytes, plan::Algorithm interAlgorithm,
+Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, plan::Algorithm inter,
                              const HierarchicalParams& h);
 
 }  // namespace cclab::sim

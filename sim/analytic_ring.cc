@@ -12,22 +12,22 @@
 
 namespace cclab::sim {
 
-Micros ringAllReduce(int p, Bytes c, std::int64_t rounds, const CostParams& k) {
-  const double cb = static_cast<double>(c);
+Micros ringAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k) {
+  const double cb = static_cast<double>(chunkBytes);
   if (p == 1) return cb * k.delta;
   const double steps = p - 1;
   return 2 * steps * static_cast<double>(rounds) * k.alpha + 2 * steps * cb * k.beta + steps * cb * k.gamma;
 }
 
-Micros ringReduceScatter(int p, Bytes c, std::int64_t rounds, const CostParams& k) {
-  const double cb = static_cast<double>(c);
+Micros ringReduceScatter(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k) {
+  const double cb = static_cast<double>(chunkBytes);
   if (p == 1) return cb * k.delta;
   const double steps = p - 1;
   return steps * static_cast<double>(rounds) * k.alpha + steps * cb * k.beta + steps * cb * k.gamma;
 }
 
-Micros ringAllGather(int p, Bytes c, std::int64_t rounds, const CostParams& k) {
-  const double cb = static_cast<double>(c);
+Micros ringAllGather(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k) {
+  const double cb = static_cast<double>(chunkBytes);
   const double steps = p - 1;
   return steps * static_cast<double>(rounds) * k.alpha + steps * cb * k.beta + cb * k.delta;
 }

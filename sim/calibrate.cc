@@ -1,10 +1,11 @@
+// calibrate(): a topology fitted to measured times by least squares over log(parameter) (calibrate.h).
 #include "sim/calibrate.h"
 
 #include <algorithm>
 #include <cmath>
 #include <limits>
-#include <tuple>
 
+#include "sim/least_squares.h"
 #include "sim/replay.h"
 
 namespace cclab::sim {
@@ -25,32 +26,28 @@ ParamRef parseRef(const std::string& name) {
   throw TopologyError("parameter '" + name + "' is not classes.NAME.latency_us|bandwidth_gbps or compute.reduce_gbps|copy_gbps|wake_us");
 }
 
-// Solves A x = b (small, dense) by Gaussian elimination with partial pivoting.
-std::vector<double> solve(std::vector<std::vector<double>> A, std::vector<double> b) {
-  const std::size_t n = b.size();
-  for (std::size_t c = 0; c < n; ++c) {
-    std::size_t piv = c;
-    for (std::size_t r = c + 1; r < n; ++r)
-      if (std::abs(A[r][c]) > std::abs(A[piv][c])) piv = r;
-    std::swap(A[c], A[piv]);
-    std::swap(b[c], b[piv]);
-    if (std::abs(A[c][c]) < 1e-300) continue;
-    for (std::size_t r = c + 1; r < n; ++r) {
-      const double f = A[r][c] / A[c][c];
-      for (std::size_t k = c; k < n; ++k) A[r][k] -= f * A[c][k];
-      b[r] -= f * b[c];
-    }
-  }
-  std::vector<double> x(n, 0.0);
-  for (std::size_t i = n; i-- > 0;) {
-    double s = b[i];
-    for (std::size_t k = i + 1; k < n; ++k) s -= A[i][k] * x[k];
-    x[i] = std::abs(A[i][i]) < 1e-300 ? 0.0 : s / A[i][i];
-  }
-  return x;
-}
-
 }  // namespace
+
+CalibrationSets splitForCalibration(const std::vector<Measurement>& measured, const std::vector<Measurement>& checkOnly,
+                                    const std::vector<Bytes>& holdout, Bytes minSize) {
+  CalibrationSets sets;
+  for (const Measurement& file : measured) {
+    Measurement fit = file, held = file;
+    fit.points.clear();
+    held.points.clear();
+    for (const auto& pt : file.points) {
+      if (pt.size < minSize) continue;
+      (std::find(holdout.begin(), holdout.end(), pt.size) != holdout.end() ? held : fit).points.push_back(pt);
+    }
+    sets.fit.push_back(std::move(fit));
+    if (!held.points.empty()) sets.check.push_back(std::move(held));
+  }
+  for (Measurement m : checkOnly) {
+    std::erase_if(m.points, [&](const MeasuredPoint& pt) { return pt.size < minSize; });
+    sets.check.push_back(std::move(m));
+  }
+  return sets;
+}
 
 ErrorSummary summarize(const std::vector<PointError>& errors) {
   ErrorSummary s;
@@ -103,7 +100,7 @@ void setParam(TopologySpec& spec, const std::string& name, double value) {
 }
 
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
-  const Topology topo(spec.ranks == m.nranks || spec.kind == "graph" ? spec : resized(spec, m.nranks));
+  const Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
   const plan::Plan p = plan::makePlan(m.collective, m.algorithm, m.nranks, pt.count, 0);
   ReplayOptions o;
   o.elemSize = m.elemSize;
@@ -149,12 +146,6 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
       for (const auto& pt : m.points) r.push_back(std::log(predictPoint(s, m, pt, options.sliceBytes) / pt.time));
     return r;
   };
-  auto cost = [](const std::vector<double>& r) {
-    double c = 0;
-    for (double x : r) c += x * x;
-    return c;
-  };
-  constexpr double kStep = 1e-5;  // forward difference in log(parameter)
   // A parameter the data cannot see (a capacity that never binds) would drift without end; it stays
   // within kMaxDrift of its initial value and is reported as not identified when it ends at that bound.
   constexpr double kMaxDrift = 1000;
@@ -163,51 +154,8 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
     lower[j] = theta[j] - std::log(kMaxDrift);
     upper[j] = theta[j] + std::log(kMaxDrift);
   }
-  // Levenberg-Marquardt from one start; returns (theta, cost, iterations).
-  auto fitFrom = [&](std::vector<double> theta) {
-    std::vector<double> r = residuals(theta);
-    double c = cost(r), lambda = 1e-3;
-    int it = 0;
-    for (; it < options.maxIterations; ++it) {
-      std::vector<std::vector<double>> J(r.size(), std::vector<double>(np));
-      for (std::size_t j = 0; j < np; ++j) {
-        auto t = theta;
-        t[j] += kStep;
-        const auto rj = residuals(t);
-        for (std::size_t i = 0; i < r.size(); ++i) J[i][j] = (rj[i] - r[i]) / kStep;
-      }
-      std::vector<std::vector<double>> A(np, std::vector<double>(np, 0.0));
-      std::vector<double> g(np, 0.0);
-      for (std::size_t i = 0; i < r.size(); ++i)
-        for (std::size_t a = 0; a < np; ++a) {
-          g[a] -= J[i][a] * r[i];
-          for (std::size_t b = 0; b < np; ++b) A[a][b] += J[i][a] * J[i][b];
-        }
-      bool improved = false, converged = false;
-      for (int tries = 0; tries < 12 && !improved; ++tries) {
-        auto M = A;
-        for (std::size_t a = 0; a < np; ++a) M[a][a] += lambda * std::max(A[a][a], 1e-12);
-        const auto d = solve(M, g);
-        auto t = theta;
-        for (std::size_t a = 0; a < np; ++a)
-          t[a] = std::clamp(t[a] + std::clamp(d[a], -2.0, 2.0), lower[a], upper[a]);
-        const auto rt = residuals(t);
-        const double ct = cost(rt);
-        if (ct < c) {
-          converged = c - ct < 1e-14 * std::max(1.0, c);
-          theta = t;
-          r = rt;
-          c = ct;
-          lambda = std::max(lambda / 3, 1e-9);
-          improved = true;
-        } else {
-          lambda *= 4;
-        }
-      }
-      if (!improved || converged) break;
-    }
-    return std::tuple{theta, c, it};
-  };
+  LevenbergMarquardtOptions lm;
+  lm.maxIterations = options.maxIterations;
   // The replay is piecewise linear in its parameters: a capacity that never binds at the start has no
   // gradient and can drift away. So the fit also starts with every bandwidth at a quarter and at four
   // times its value (surely binding, surely not) and keeps the best result.
@@ -219,11 +167,11 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
     std::vector<double> start = theta;
     for (std::size_t j = 0; j < np; ++j)
       if (names[j].ends_with("_gbps")) start[j] += std::log(scale);
-    auto [t, c, it] = fitFrom(start);
-    totalIterations += it;
-    if (c < bestCost) {
-      bestCost = c;
-      best = t;
+    const LeastSquaresResult fit = levenbergMarquardt(residuals, start, lower, upper, lm);
+    totalIterations += fit.iterations;
+    if (fit.cost < bestCost) {
+      bestCost = fit.cost;
+      best = fit.x;
     }
   }
   theta = best;
@@ -231,7 +179,9 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
   result.spec = specOf(theta);
   for (std::size_t j = 0; j < np; ++j) {
     result.fitted[names[j]] = getParam(result.spec, names[j]);
-    if (theta[j] <= lower[j] + 1e-6 || theta[j] >= upper[j] - 1e-6) result.unidentified.push_back(names[j]);
+    // At a bound to within a millionth in log(parameter), i.e. 1e-4 % of the parameter.
+    constexpr double kAtBound = 1e-6;
+    if (theta[j] <= lower[j] + kAtBound || theta[j] >= upper[j] - kAtBound) result.unidentified.push_back(names[j]);
   }
   result.fit = evaluate(result.spec, fitSet, options.sliceBytes);
   result.check = evaluate(result.spec, checkSet, options.sliceBytes);

@@ -45,6 +45,15 @@ struct CalibrationResult {
   std::vector<std::string> unidentified;  // parameters that ended at their bound (x1000 or /1000)
 };
 
+// The points fitted and the points only checked: sizes below minSize are dropped everywhere; points of
+// the `measured` files whose size is in `holdout` are checked, the rest fitted; every point of the
+// `checkOnly` files is checked. A file left with no checked point adds no check entry.
+struct CalibrationSets {
+  std::vector<Measurement> fit, check;
+};
+CalibrationSets splitForCalibration(const std::vector<Measurement>& measured, const std::vector<Measurement>& checkOnly,
+                                    const std::vector<Bytes>& holdout, Bytes minSize);
+
 // Every latency > 0 and every bandwidth of the spec's classes, and the compute bandwidths > 0.
 std::vector<std::string> defaultFitParams(const TopologySpec& spec);
 double getParam(const TopologySpec& spec, const std::string& name);  // throws TopologyError

@@ -1,4 +1,8 @@
+// Effective α, β, γ, δ of a topology for one schedule (what the closed forms take), and the
+// intra/inter-node parameters of the hierarchical model.
 #include "sim/effective_params.h"
+
+#include "collectives/core/errors.h"
 
 #include <algorithm>
 #include <bit>
@@ -44,7 +48,7 @@ void addTree(Pairs& up, const plan::BinaryTree& t) {
 
 CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int p) {
   if (p > topo.nranks())
-    throw std::invalid_argument("effectiveParams: " + std::to_string(p) + " ranks on a topology of " + std::to_string(topo.nranks()));
+    throw InvalidArgument("effectiveParams: " + std::to_string(p) + " ranks on a topology of " + std::to_string(topo.nranks()));
   CostParams k;
   const bool chain = a == Algorithm::Ring || a == Algorithm::Chain;
   if (p > 1) {
@@ -68,7 +72,7 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
       addTree(up, plan::inOrderTree(p));
       addTree(up, plan::shiftedInOrderTree(p, 1));
       k = ofPairs(topo, up);
-    } else if ((c == Collective::Broadcast || c == Collective::Reduce) && !chain) {
+    } else if (plan::isRooted(c) && !chain) {
       Pairs up;
       addTree(up, plan::heapTree(p, 0));
       k = ofPairs(topo, up);
@@ -85,7 +89,7 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
 
 HierarchicalParams hierarchicalParams(const Topology& topo) {
   const auto& s = topo.spec();
-  if (s.kind != "cluster") throw std::invalid_argument("hierarchical algorithms need a cluster topology (got kind '" + s.kind + "')");
+  if (s.kind != TopologyKind::Cluster) throw InvalidArgument("hierarchical algorithms need a cluster topology (got kind '" + std::string(name(s.kind)) + "')");
   const int G = s.gpusPerNode, N = s.nodes;
   HierarchicalParams h;
   Pairs intra, inter;

@@ -6,7 +6,8 @@
 //   cclab-sim calibrate --measured host_g2.json --check host_g4.json --topo host -o calibrated.json
 //   cclab-sim topo dgx-h100 [-o file.json] [--describe]
 //   cclab-sim bench --ranks 1024 --size 64M          (the simulator's own speed)
-// Bad usage and bad files print one line and exit 2.
+// Only wiring: every model function it calls lives in sim/ and has tests. One catch in main: bad
+// usage and bad files print one line and exit 2, failures while running exit 1 (exitCodeFor).
 #include <chrono>
 #include <cstdio>
 #include <fstream>
@@ -16,10 +17,16 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "collectives/conventions/output_file.h"
+#include "collectives/core/errors.h"
+#include "sim/algorithms.h"
 #include "sim/analytic.h"
 #include "sim/calibrate.h"
+#include "sim/cli_values.h"
+#include "sim/crossover.h"
 #include "sim/effective_params.h"
 #include "sim/measured.h"
+#include "sim/predictor.h"
 #include "sim/presets.h"
 #include "sim/replay.h"
 #include "sim/report.h"
@@ -32,55 +39,27 @@ using namespace cclab::sim;
 using plan::Algorithm;
 using plan::Collective;
 
-// Bad usage that CLI11 cannot see (a value out of range, a combination that does not exist).
-struct UsageError : std::invalid_argument {
-  using std::invalid_argument::invalid_argument;
-};
-
-std::vector<std::string> splitList(const std::string& s) {
-  std::vector<std::string> out;
-  std::stringstream ss(s);
-  std::string item;
-  while (std::getline(ss, item, ','))
-    if (!item.empty()) out.push_back(item);
-  return out;
-}
-
-bool isHierarchical(const std::string& algo) { return algo == "hier-ring" || algo == "hier-tree"; }
-
-void checkAlgo(Collective c, const std::string& algo) {
-  if (isHierarchical(algo)) {
-    if (c != Collective::AllReduce) throw UsageError("--algo " + algo + " exists for allreduce only");
-    return;
-  }
-  Algorithm a;
-  try {
-    a = plan::parseAlgorithm(algo);
-  } catch (const std::exception&) {
-    throw UsageError("--algo '" + algo + "' is not one of ring, tree, dbtree, rhd, chain, hier-ring, hier-tree");
-  }
-  if (a == Algorithm::Auto || !plan::hasGenerator(c, a))
-    throw UsageError("--algo " + algo + " has no plan for " + std::string(plan::name(c)));
-}
-
 // Options every prediction command shares.
 struct Common {
   std::string topo = "dgx-h100";
   int nranks = 0, nodes = 0, gpus = 0;
-  std::string type = "float", redop = "sum", model = "replay";
+  std::string type = "float", redop = "sum";
+  Model model = Model::Replay;
   std::string slice = "auto";
   int root = 0;
   std::string json;
 
   void add(CLI::App* app, bool withModel = true) {
     app->add_option("--topo,-t", topo, "preset (dgx-h100, pcie, cluster, host) or topology file")->capture_default_str();
-    app->add_option("-g,--nranks", nranks, "ranks (default: the topology's)");
-    app->add_option("--nodes", nodes, "cluster: nodes");
-    app->add_option("--gpus", gpus, "cluster: GPUs per node");
+    app->add_option("-g,--nranks", nranks, "ranks (default: the topology's)")->check(CLI::Range(1, kMaxTopologyRanks));
+    app->add_option("--nodes", nodes, "cluster: nodes")->check(CLI::Range(1, kMaxTopologyRanks));
+    app->add_option("--gpus", gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("-d,--datatype", type, "element type")->capture_default_str();
     app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")->capture_default_str();
     app->add_option("-r,--root", root, "root of broadcast and reduce")->capture_default_str();
-    if (withModel) app->add_option("--model", model, "replay or analytic")->capture_default_str();
+    if (withModel)
+      app->add_option_function<std::string>("--model", [this](const std::string& m) { model = parseModel(m); },
+                                            "replay or analytic (default replay; scale: analytic)");
     app->add_option("--slice", slice, "slice size in bytes (K/M/G), 'auto' or 'whole'")->capture_default_str();
     app->add_option("-J,--json", json, "write JSON results to this file");
   }
@@ -93,66 +72,29 @@ struct Common {
     try {
       return elemSizeOf(type);
     } catch (const std::exception&) {
-      throw UsageError("-d/--datatype '" + type + "' is not a known type");
+      throw InvalidArgument("-d/--datatype '" + type + "' is not a known type");
     }
   }
   std::int64_t sliceBytes() const {
-    if (slice == "auto") return 0;
-    if (slice == "whole") return -1;
+    if (slice == "auto") return kAutoSlice;
+    if (slice == "whole") return kWholeOps;
     const Bytes b = parseBytes(slice);
-    if (b <= 0) throw UsageError("--slice must be > 0 bytes, 'auto' or 'whole'");
+    if (b <= 0) throw InvalidArgument("--slice must be > 0 bytes, 'auto' or 'whole'");
     return b;
   }
-  void checkModel() const {
-    if (model != "replay" && model != "analytic") throw UsageError("--model must be replay or analytic (got '" + model + "')");
-  }
 };
-
-std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t e) {
-  return sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / e) : sliceBytes;
-}
 
 std::int64_t apiCount(Collective c, int p, Bytes size, std::int64_t e) {
   const std::int64_t elems = size / e;
   return (c == Collective::AllGather || c == Collective::ReduceScatter) ? elems / p : elems;
 }
 
-// One prediction: replay or analytic; hierarchical algorithms are analytic only.
-struct Predictor {
-  const Topology& topo;
-  std::string model;
-  std::int64_t sliceBytes = 0;
-  std::int64_t elemSize = 4;
-  int root = 0;
-  ReplayOptions replayOptions;  // stragglers
-
-  Micros operator()(Collective c, const std::string& algo, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
-    if (isHierarchical(algo)) {
-      const auto h = hierarchicalParams(topo);
-      return hierarchicalAllReduce(topo.spec().nodes, topo.spec().gpusPerNode, count * elemSize,
-                                   algo == "hier-tree" ? Algorithm::Tree : Algorithm::Ring, h);
-    }
-    const Algorithm a = plan::parseAlgorithm(algo);
-    if (model == "analytic") {
-      std::int64_t s = sliceElemsOf(sliceBytes, elemSize);
-      if (sliceBytes == 0) s = autoSliceElems(c, a, p, count, elemSize);
-      return predictOn(topo, {c, a, p, count, elemSize, s});
-    }
-    const plan::Plan pl = plan::makePlan(c, a, p, count, root);
-    ReplayOptions o = replayOptions;
-    o.elemSize = elemSize;
-    o.sliceElems = sliceElemsOf(sliceBytes, elemSize);
-    ReplayResult r = replay(pl, topo, o);
-    const Micros t = r.time;
-    if (detail) *detail = std::move(r);
-    return t;
-  }
-};
-
 void writeJson(const std::string& path, const nlohmann::json& j) {
-  std::ofstream out(path);
-  if (!out) throw UsageError("-J: cannot write '" + path + "'");
-  out << j.dump(2) << "\n";
+  conventions::writeFileAtomically(path, j.dump(2) + "\n");
+}
+// Output paths are checked before the work starts (a bad -J fails at once, not after the sweep).
+void checkOutput(const std::string& path, std::string_view flag) {
+  if (!path.empty()) conventions::checkWritable(path, flag);
 }
 
 // ---- collective commands ----
@@ -166,30 +108,34 @@ struct CollectiveCmd {
 };
 
 int runCollective(Collective c, const CollectiveCmd& cmd) {
-  cmd.common.checkModel();
+  checkOutput(cmd.common.json, "-J");
+  checkOutput(cmd.trace, "--trace");
   const TopologySpec spec = cmd.common.spec();
   const Topology topo(spec);
   const int p = topo.nranks();
   const std::int64_t e = cmd.common.elemSize();
-  const bool rooted = c == Collective::Broadcast || c == Collective::Reduce;
-  if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw UsageError("-r/--root must be a rank in 0.." + std::to_string(p - 1));
+  const bool rooted = plan::isRooted(c);
+  if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw InvalidArgument("-r/--root must be a rank in 0.." + std::to_string(p - 1));
   const auto sizes = sizeSweep(cmd.minBytes, cmd.maxBytes, cmd.factor, cmd.increment);
   nlohmann::json all = nlohmann::json::array();
-  for (const auto& algo : splitList(cmd.algo)) {
-    checkAlgo(c, algo);
-    if (isHierarchical(algo) && spec.kind != "cluster") throw UsageError("--algo " + algo + " needs a cluster topology");
-    Predictor predict{topo, isHierarchical(algo) ? "analytic" : cmd.common.model, cmd.common.sliceBytes(), e,
-                      cmd.common.root, {}};
-    predict.replayOptions.trace = !cmd.trace.empty();
+  std::vector<SimAlgorithm> algos;
+  for (const auto& text : splitList(cmd.algo)) {
+    algos.push_back(parseSimAlgorithm(text));
+    checkAlgorithm(c, algos.back(), spec.kind == TopologyKind::Cluster);
+  }
+  for (const SimAlgorithm algo : algos) {
+    Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
+                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}};
+    const Model model = predict.modelFor(algo);
     PredictedRun run;
     run.collective = c;
-    run.algo = algo;
+    run.algo = ranAlgorithmName(c, algo);  // broadcast/reduce: dbtree runs (and is reported) as tree
     run.nranks = p;
     run.type = cmd.common.type;
     run.redop = cmd.common.redop;
     run.root = rooted ? cmd.common.root : -1;
     run.topology = spec.name;
-    run.model = predict.model;
+    run.model = name(model);
     run.sliceBytes = predict.sliceBytes;
     ReplayResult last;
     for (Bytes size : sizes) {
@@ -198,7 +144,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
       run.rows.push_back(makeRow(c, p, size, e, t));
     }
     std::cout << formatTable(run);
-    if (cmd.links && predict.model == "replay" && last.time > 0) {
+    if (cmd.links && model == Model::Replay && last.time > 0) {
       std::cout << fmt::format("# link utilisation at {} (busy time / total time, top 10)\n", humanBytes(sizes.back()));
       std::vector<int> ids(topo.resources().size());
       for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
@@ -207,7 +153,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
         std::cout << fmt::format("#   {:<28} {:6.1f}%  {:>12} B\n", topo.resources()[ids[i]].name,
                                  100 * last.busy[ids[i]] / last.time, last.bytes[ids[i]]);
     }
-    if (!cmd.trace.empty() && predict.model == "replay") {
+    if (!cmd.trace.empty() && model == Model::Replay) {
       writeChromeTrace(last, topo, cmd.trace);
       std::cerr << "cclab-sim: wrote trace of the " << humanBytes(sizes.back()) << " run to " << cmd.trace << "\n";
     }
@@ -222,98 +168,61 @@ struct ScaleCmd {
   Common common;
   std::string nodes = "1..128";
   std::string algos = "ring,tree,dbtree,rhd,hier-ring";
+  Predictor predictorOn(const Topology& topo, Model model) const {
+    return {.topo = topo, .model = model, .sliceBytes = common.sliceBytes(), .elemSize = common.elemSize()};
+  }
   std::string size = "256M";
 };
 
-std::vector<int> parseRange(const std::string& s) {
-  const auto dots = s.find("..");
-  std::vector<int> out;
-  try {
-    if (dots == std::string::npos) {
-      for (const auto& x : splitList(s)) out.push_back(std::stoi(x));
-    } else {
-      const int a = std::stoi(s.substr(0, dots)), b = std::stoi(s.substr(dots + 2));
-      if (a < 1 || b < a) throw UsageError("");
-      for (long v = a; v <= b; v *= 2) out.push_back(static_cast<int>(v));
-    }
-  } catch (const std::exception&) {
-    throw UsageError("--nodes '" + s + "' must be A..B (powers of two from A) or a list like 1,2,8");
-  }
-  for (int v : out)
-    if (v < 1) throw UsageError("--nodes values must be >= 1");
-  return out;
-}
-
-// The smallest size (bytes, between 8 B and 16 GiB) above which `a` is no faster than `b`, by
-// bisection on a log scale between the grid points where the sign changes; -1 if there is none.
-double crossover(const std::function<Micros(Bytes)>& ta, const std::function<Micros(Bytes)>& tb) {
-  Bytes prev = 8;
-  bool prevFaster = ta(prev) < tb(prev);
-  for (Bytes s = 16; s <= (Bytes{16} << 30); s *= 2) {
-    const bool faster = ta(s) < tb(s);
-    if (faster != prevFaster && prevFaster) {
-      double lo = static_cast<double>(prev), hi = static_cast<double>(s);
-      for (int i = 0; i < 30; ++i) {
-        const double mid = std::sqrt(lo * hi);
-        (ta(static_cast<Bytes>(mid)) < tb(static_cast<Bytes>(mid)) ? lo : hi) = mid;
-      }
-      return hi;
-    }
-    prev = s;
-    prevFaster = faster;
-  }
-  return -1;
-}
-
 int runScale(const ScaleCmd& cmd) {
-  Common common = cmd.common;
-  common.checkModel();
+  const Common& common = cmd.common;
+  checkOutput(common.json, "-J");
   const std::int64_t e = common.elemSize();
   const Bytes size = parseBytes(cmd.size);
-  const auto algos = splitList(cmd.algos);
-  for (const auto& a : algos) checkAlgo(Collective::AllReduce, a);
+  const auto nodeCounts = parseRange(cmd.nodes, "--nodes");
+  std::vector<SimAlgorithm> algos;
+  for (const auto& text : splitList(cmd.algos)) {
+    algos.push_back(parseSimAlgorithm(text));
+    checkAlgorithm(Collective::AllReduce, algos.back(), true);  // hierarchical ones print "-" off a cluster
+  }
   nlohmann::json rows = nlohmann::json::array(), cross = nlohmann::json::array();
-  std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}\n", common.model,
+  std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}\n", name(common.model),
                            humanBytes(size), common.topo);
   std::string header = fmt::format("# {:>6} {:>6}", "nodes", "ranks");
-  for (const auto& a : algos) header += fmt::format(" | {:>10} {:>11}", a + " us", "busbw GB/s");
+  for (const auto a : algos) header += fmt::format(" | {:>10} {:>11}", std::string(name(a)) + " us", "busbw GB/s");
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
-  for (int n : parseRange(cmd.nodes)) {
+  for (int n : nodeCounts) {
     TopologySpec spec = resolveTopology(common.topo);
-    if (spec.kind == "cluster")
+    if (spec.kind == TopologyKind::Cluster)
       spec = resized(spec, 0, n, common.gpus);
     else
       spec = resized(spec, n * std::max(1, common.gpus));
     const Topology topo(spec);
     const int p = topo.nranks();
-    std::string line = fmt::format("  {:>6} {:>6}", spec.kind == "cluster" ? spec.nodes : n, p);
-    for (const auto& a : algos) {
-      if (isHierarchical(a) && spec.kind != "cluster") {
+    std::string line = fmt::format("  {:>6} {:>6}", spec.kind == TopologyKind::Cluster ? spec.nodes : n, p);
+    const Predictor predict = cmd.predictorOn(topo, common.model);
+    for (const auto a : algos) {
+      if (infoOf(a).hierarchical && spec.kind != TopologyKind::Cluster) {
         line += fmt::format(" | {:>10} {:>11}", "-", "-");
         continue;
       }
-      Predictor predict{topo, isHierarchical(a) ? "analytic" : common.model, common.sliceBytes(), e, 0, {}};
       const Micros t = predict(Collective::AllReduce, a, p, size / e);
       const auto row = makeRow(Collective::AllReduce, p, size, e, t);
       line += fmt::format(" | {:>10.1f} {:>11.2f}", t, row.busbw);
-      rows.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"algo", a}, {"size", size}, {"time_us", t}, {"busbw", row.busbw},
+      rows.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"algo", name(a)}, {"size", size}, {"time_us", t}, {"busbw", row.busbw},
                       {"algbw", row.algbw}});
     }
-    // Crossovers always use the analytic model (a bisection needs many predictions).
-    Predictor analytic{topo, "analytic", common.sliceBytes(), e, 0, {}};
-    auto timeOf = [&](const std::string& a) {
-      return [&, a](Bytes b) { return analytic(Collective::AllReduce, a, p, std::max<std::int64_t>(1, b / e)); };
-    };
-    const double treeX = p > 1 ? crossover(timeOf("tree"), timeOf("ring")) : -1;
-    const double dbX = p > 1 ? crossover(timeOf("dbtree"), timeOf("ring")) : -1;
-    line += fmt::format(" | {:>15} {:>17}", treeX > 0 ? humanBytes(static_cast<Bytes>(treeX)) : "-",
-                        dbX > 0 ? humanBytes(static_cast<Bytes>(dbX)) : "-");
-    cross.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"tree_vs_ring_bytes", treeX}, {"dbtree_vs_ring_bytes", dbX}});
+    // Crossovers use the analytic model (crossover.h).
+    const auto treeX = allReduceCrossover(predict, SimAlgorithm::Tree, SimAlgorithm::Ring);
+    const auto dbX = allReduceCrossover(predict, SimAlgorithm::DoubleBinaryTree, SimAlgorithm::Ring);
+    line += fmt::format(" | {:>15} {:>17}", treeX ? humanBytes(*treeX) : "-", dbX ? humanBytes(*dbX) : "-");
+    cross.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"tree_vs_ring_bytes", treeX ? double(*treeX) : -1.0},
+                     {"dbtree_vs_ring_bytes", dbX ? double(*dbX) : -1.0}});
     std::cout << line << "\n";
   }
   std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
   if (!common.json.empty())
-    writeJson(common.json, {{"command", "scale"}, {"predicted", true}, {"model", common.model}, {"topology", common.topo},
+    writeJson(common.json, {{"command", "scale"}, {"predicted", true}, {"model", name(common.model)}, {"topology", common.topo},
                             {"gpus_per_node", common.gpus}, {"size", size}, {"type", common.type}, {"rows", rows},
                             {"crossover", cross}});
   return 0;
@@ -327,6 +236,7 @@ struct StragglerCmd {
   double delay = 0;
   std::string link;
   bool computeOnly = false;
+  std::string straggler;  // RANK:KEY=VALUE (collectives/core/straggler.h); replaces --rank/--slowdown/--delay
   std::string algos = "ring,tree,dbtree,rhd";
   std::string sizes = "64K,1M,16M,256M";
 };
@@ -336,53 +246,52 @@ int runStraggler(const StragglerCmd& cmd) {
   const Topology topo(spec);
   const int p = topo.nranks();
   const std::int64_t e = cmd.common.elemSize();
-  if (cmd.rank < 0 || cmd.rank >= p) throw UsageError("--rank must be in 0.." + std::to_string(p - 1));
-  if (!(cmd.slowdown >= 1)) throw UsageError("--slowdown must be >= 1");
-  if (!(cmd.delay >= 0)) throw UsageError("--delay must be >= 0");
-  ReplayOptions slow;
-  slow.computeSlowdown.assign(static_cast<std::size_t>(p), 1.0);
-  slow.computeSlowdown[cmd.rank] = cmd.slowdown;
-  slow.startDelay.assign(static_cast<std::size_t>(p), 0.0);
-  slow.startDelay[cmd.rank] = cmd.delay;
-  slow.resourceSlowdown.assign(topo.resources().size(), 1.0);
-  std::string what = fmt::format("rank {} compute x{}", cmd.rank, cmd.slowdown);
-  if (!cmd.computeOnly) {
-    for (int id : topo.rankLinks(cmd.rank)) slow.resourceSlowdown[id] = cmd.slowdown;
-    what += " and its links /" + fmt::format("{}", cmd.slowdown);
-  }
+  const Straggler straggler = stragglerOf(cmd.straggler, cmd.rank, cmd.slowdown, cmd.delay, cmd.computeOnly);
+  if (straggler.rank >= p)
+    throw InvalidArgument("straggler rank " + std::to_string(straggler.rank) + " is not a rank of 0.." + std::to_string(p - 1));
+  checkOutput(cmd.common.json, "-J");
+  ReplayOptions slow{.stragglers = {straggler}};
+  std::string what = "straggler " + format(straggler);
   if (!cmd.link.empty()) {
     const int id = topo.findResource(cmd.link);
-    if (id < 0) throw UsageError("--link '" + cmd.link + "' is not a link of the topology (e.g. rank0->switch)");
-    slow.resourceSlowdown[id] = cmd.slowdown;
+    if (id < 0) throw InvalidArgument("--link '" + cmd.link + "' is not a link of the topology (e.g. rank0->switch)");
+    slow.resourceSlowdown.assign(topo.resources().size(), 1.0);
+    slow.resourceSlowdown[static_cast<std::size_t>(id)] = cmd.slowdown;
     what += ", link " + cmd.link + " /" + fmt::format("{}", cmd.slowdown);
   }
-  if (cmd.delay > 0) what += fmt::format(", start delay {} us", cmd.delay);
   std::cout << fmt::format("# cclab-sim straggler: PREDICTED (replay) allreduce, topology {}, {} ranks, {}\n", spec.name, p, what);
   std::cout << fmt::format("# {:>8} {:>10} {:>12} {:>12} {:>9} {:>12}\n", "algo", "size", "base us", "straggled us", "slowdown",
                            "rank finish spread us");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& a : splitList(cmd.algos)) {
-    checkAlgo(Collective::AllReduce, a);
-    if (isHierarchical(a)) throw UsageError("straggler replays plans; --algos cannot include " + a);
+  std::vector<SimAlgorithm> algos;
+  for (const auto& text : splitList(cmd.algos)) {
+    algos.push_back(parseSimAlgorithm(text));
+    checkAlgorithm(Collective::AllReduce, algos.back(), spec.kind == TopologyKind::Cluster);
+    if (infoOf(algos.back()).hierarchical) throw InvalidArgument("straggler replays plans; --algos cannot include " + text);
+  }
+  for (const auto a : algos) {
     for (const auto& s : splitList(cmd.sizes)) {
       const Bytes size = parseBytes(s);
       const std::int64_t count = size / e;
-      Predictor base{topo, "replay", cmd.common.sliceBytes(), e, 0, {}};
+      const Predictor base{.topo = topo, .model = Model::Replay, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e};
       Predictor straggled = base;
       straggled.replayOptions = slow;
       ReplayResult detail;
       const Micros t0 = base(Collective::AllReduce, a, p, count);
       const Micros t1 = straggled(Collective::AllReduce, a, p, count, &detail);
       const auto [lo, hi] = std::minmax_element(detail.finish.begin(), detail.finish.end());
-      std::cout << fmt::format("  {:>8} {:>10} {:>12.1f} {:>12.1f} {:>8.2f}x {:>12.1f}\n", a, humanBytes(size), t0, t1, t1 / t0, *hi - *lo);
-      rows.push_back({{"algo", a}, {"size", size}, {"base_us", t0}, {"straggled_us", t1}, {"slowdown", t1 / t0},
+      std::cout << fmt::format("  {:>8} {:>10} {:>12.1f} {:>12.1f} {:>8.2f}x {:>12.1f}\n", name(a), humanBytes(size), t0, t1, t1 / t0, *hi - *lo);
+      rows.push_back({{"algo", name(a)}, {"size", size}, {"base_us", t0}, {"straggled_us", t1}, {"slowdown", t1 / t0},
                       {"finish_us", detail.finish}});
     }
   }
   if (!cmd.common.json.empty())
     writeJson(cmd.common.json, {{"command", "straggler"}, {"predicted", true}, {"topology", spec.name}, {"nranks", p},
-                                {"rank", cmd.rank}, {"factor", cmd.slowdown}, {"delay_us", cmd.delay}, {"link", cmd.link},
-                                {"compute_only", cmd.computeOnly}, {"rows", rows}});
+                                {"rank", straggler.rank}, {"factor", straggler.computeFactor},
+                                {"link_factor", straggler.linkFactor},
+                                {"delay_us", std::chrono::duration<double, std::micro>(straggler.startDelay).count()},
+                                {"straggler", format(straggler)}, {"link", cmd.link},
+                                {"compute_only", straggler.linkFactor == 1.0}, {"rows", rows}});
   return 0;
 }
 
@@ -411,30 +320,20 @@ nlohmann::json errorsJson(const std::vector<PointError>& errors) {
 }
 
 int runCalibrate(const CalibrateCmd& cmd) {
+  checkOutput(cmd.out, "-o");
+  checkOutput(cmd.json, "-J");
   TopologySpec spec = resolveTopology(cmd.topo);
   std::vector<Bytes> holdout;
   for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
   const Bytes minSize = parseBytes(cmd.minSize);
-  std::vector<Measurement> fitSet, checkSet;
-  for (const auto& f : cmd.measured) {
-    Measurement m = loadMeasurement(f), held = m;
-    m.points.clear();
-    held.points.clear();
-    for (const auto& pt : loadMeasurement(f).points) {
-      if (pt.size < minSize) continue;
-      (std::find(holdout.begin(), holdout.end(), pt.size) != holdout.end() ? held : m).points.push_back(pt);
-    }
-    fitSet.push_back(m);
-    if (!held.points.empty()) checkSet.push_back(held);
-  }
-  for (const auto& f : cmd.check) {
-    Measurement m = loadMeasurement(f);
-    std::erase_if(m.points, [&](const MeasuredPoint& pt) { return pt.size < minSize; });
-    checkSet.push_back(m);
-  }
+  std::vector<Measurement> measured, checked;
+  for (const auto& f : cmd.measured) measured.push_back(loadMeasurement(f));
+  for (const auto& f : cmd.check) checked.push_back(loadMeasurement(f));
+  const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
-    if (spec.kind == "graph" && m.nranks > spec.ranks)
-      throw UsageError("measured file '" + m.source + "' has " + std::to_string(m.nranks) + " ranks; topology has " + std::to_string(spec.ranks));
+    if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
+      throw InvalidArgument("measured file '" + m.source + "': field 'nranks' is " + std::to_string(m.nranks) +
+                            "; topology '" + spec.name + "' has " + std::to_string(spec.ranks) + " ranks");
   CalibrationOptions opt;
   opt.params = splitList(cmd.params);
   Common c;
@@ -444,7 +343,7 @@ int runCalibrate(const CalibrateCmd& cmd) {
   const auto t0 = std::chrono::steady_clock::now();
   const CalibrationResult r = calibrate(spec, fitSet, checkSet, opt);
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  std::cout << fmt::format("# cclab-sim calibrate: topology {} ({}), {} iterations, {:.2f} s\n", spec.name, spec.kind, r.iterations, secs);
+  std::cout << fmt::format("# cclab-sim calibrate: topology {} ({}), {} iterations, {:.2f} s\n", spec.name, name(spec.kind), r.iterations, secs);
   std::cout << fmt::format("# {:<34} {:>12} {:>12}\n", "parameter", "initial", "fitted");
   for (const auto& [name, v] : r.fitted) std::cout << fmt::format("  {:<34} {:>12.4g} {:>12.4g}\n", name, r.initial.at(name), v);
   for (const auto& n : r.unidentified)
@@ -473,7 +372,9 @@ int runCalibrate(const CalibrateCmd& cmd) {
 int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo) {
   using Clock = std::chrono::steady_clock;
   const Bytes size = parseBytes(sizeText);
-  const Algorithm a = plan::parseAlgorithm(algo);
+  const Algorithm a = infoOf(parseSimAlgorithm(algo)).planAlgorithm;
+  if (!plan::hasGenerator(Collective::AllReduce, a) || infoOf(parseSimAlgorithm(algo)).hierarchical)
+    throw InvalidArgument("--algo " + algo + " has no allreduce plan to replay");
   // Analytic: predictions per second over a sweep of sizes and rank counts on the dgx-h100 parameters.
   const Topology dgx(*findPreset("dgx-h100"));
   const CostParams k = effectiveParams(dgx, Collective::AllReduce, Algorithm::Ring, 8);
@@ -483,7 +384,8 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   const auto t0 = Clock::now();
   while (Clock::now() - t0 < std::chrono::milliseconds(500))
     for (int i = 0; i < 10000; ++i, ++n) {
-      const Schedule s{Collective::AllReduce, algos[i % 4], 2 + (i % 1023), std::int64_t{8} << (i % 28), 4, 0};
+      const Schedule s{.collective = Collective::AllReduce, .algorithm = algos[i % 4], .nranks = 2 + (i % 1023),
+                       .count = std::int64_t{8} << (i % 28), .elemSize = 4, .sliceElems = 0};
       sink += predict(s, k);
     }
   const double secs = std::chrono::duration<double>(Clock::now() - t0).count();
@@ -496,8 +398,7 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   const auto t2 = Clock::now();
   Common c;
   c.slice = slice;
-  ReplayOptions o;
-  o.sliceElems = sliceElemsOf(c.sliceBytes(), 4);
+  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4)};
   const ReplayResult r = replay(pl, topo, o);
   const auto t3 = Clock::now();
   std::cout << fmt::format("replay: {} allreduce, {} ranks, {}, {} ops, slice {}, {} op-slices: plan {:.2f} s, replay {:.2f} s "
@@ -512,7 +413,7 @@ int runTopo(const std::string& name, const std::string& out, bool describe) {
   const TopologySpec spec = resolveTopology(name);
   if (describe) {
     const Topology topo(spec);
-    std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, spec.kind, topo.nranks(), topo.resources().size());
+    std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, sim::name(spec.kind), topo.nranks(), topo.resources().size());
     for (const auto& r : topo.resources())
       std::cout << fmt::format("  {:<32} {:<8} {:>8.3f} us {:>9.2f} GB/s\n", r.name, r.cls, r.latency, r.bandwidth);
     return 0;
@@ -521,9 +422,8 @@ int runTopo(const std::string& name, const std::string& out, bool describe) {
   if (out.empty()) {
     std::cout << text;
   } else {
-    std::ofstream f(out);
-    if (!f) throw UsageError("-o: cannot write '" + out + "'");
-    f << text;
+    conventions::checkWritable(out, "-o");
+    conventions::writeFileAtomically(out, text);
   }
   return 0;
 }
@@ -548,7 +448,7 @@ int main(int argc, char** argv) {
     auto* sub = app.add_subcommand(colls[i].name, fmt::format("predict {} in all_reduce_perf's format", colls[i].name));
     auto& c = collCmds[i];
     c.common.add(sub);
-    sub->add_option("--algo,-a", c.algo, "algorithm(s), comma separated")->capture_default_str();
+    sub->add_option("--algo,-a", c.algo, "algorithm(s), comma separated: " + algorithmNames())->capture_default_str();
     sub->add_option("-b,--minbytes", c.minBytes, "smallest size (K/M/G)")->capture_default_str();
     sub->add_option("-e,--maxbytes", c.maxBytes, "largest size (K/M/G)")->capture_default_str();
     sub->add_option("-f,--stepfactor", c.factor, "multiply the size by this each step")->capture_default_str();
@@ -560,11 +460,11 @@ int main(int argc, char** argv) {
   ScaleCmd scale;
   auto* scaleApp = app.add_subcommand("scale", "time and busbw per algorithm against rank count, and ring/tree crossovers");
   scale.common.topo = "cluster";
-  scale.common.model = "analytic";
+  scale.common.model = Model::Analytic;
   scale.common.gpus = 8;
   scale.common.add(scaleApp);
   scaleApp->add_option("--nodes-range,--range", scale.nodes, "A..B (powers of two) or a list")->capture_default_str();
-  scaleApp->add_option("--algos", scale.algos, "algorithms")->capture_default_str();
+  scaleApp->add_option("--algos", scale.algos, "algorithms: " + algorithmNames())->capture_default_str();
   scaleApp->add_option("--size,-s", scale.size, "bytes per rank")->capture_default_str();
   // `--nodes 1..128` is the documented spelling: take it over the integer --nodes of Common.
   scaleApp->remove_option(scaleApp->get_option("--nodes"));
@@ -578,7 +478,9 @@ int main(int argc, char** argv) {
   stragApp->add_option("--delay", strag.delay, "start delay of the rank, us")->capture_default_str();
   stragApp->add_option("--link", strag.link, "also (or only, with --slowdown on links) slow this link, e.g. rank3->switch");
   stragApp->add_flag("--compute-only", strag.computeOnly, "slow the rank's compute, not its links");
-  stragApp->add_option("--algos", strag.algos, "algorithms")->capture_default_str();
+  stragApp->add_option("--straggler", strag.straggler,
+                       "RANK:delay=T,compute=F,link=F (RANK:F slows compute and links by F); replaces --rank, --slowdown, --delay");
+  stragApp->add_option("--algos", strag.algos, "algorithms: " + algorithmNames())->capture_default_str();
   stragApp->add_option("--sizes", strag.sizes, "sizes (K/M/G), comma separated")->capture_default_str();
 
   CalibrateCmd cal;
@@ -603,22 +505,14 @@ int main(int argc, char** argv) {
   int benchRanks = 1024;
   std::string benchSize = "64M", benchSlice = "auto", benchAlgo = "ring";
   auto* benchApp = app.add_subcommand("bench", "the simulator's own speed: analytic predictions/s, replay time");
-  benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str();
+  benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
   benchApp->add_option("--size", benchSize, "allreduce size")->capture_default_str();
   benchApp->add_option("--slice", benchSlice, "slice (bytes, auto, whole)")->capture_default_str();
-  benchApp->add_option("--algo", benchAlgo, "algorithm")->capture_default_str();
+  benchApp->add_option("--algo", benchAlgo, "allreduce algorithm with a plan: " + algorithmNames())->capture_default_str();
 
+  // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {
     app.parse(argc, argv);
-  } catch (const CLI::CallForHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::CallForAllHelp& e) {
-    return app.exit(e);
-  } catch (const CLI::ParseError& e) {
-    std::cerr << "cclab-sim: " << e.what() << " (see --help)\n";
-    return 2;
-  }
-  try {
     for (std::size_t i = 0; i < collApps.size(); ++i)
       if (collApps[i]->parsed()) return runCollective(colls[i].c, collCmds[i]);
     if (scaleApp->parsed()) return runScale(scale);
@@ -626,24 +520,14 @@ int main(int argc, char** argv) {
     if (calApp->parsed()) return runCalibrate(cal);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
     if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo);
-  } catch (const UsageError& e) {
-    std::cerr << "cclab-sim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const TopologyError& e) {
-    std::cerr << "cclab-sim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const MeasuredError& e) {
-    std::cerr << "cclab-sim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "cclab-sim: error: " << e.what() << "\n";
-    return 2;
-  } catch (const cclab::InvalidArgument& e) {  // sizes and the sweep (collectives/conventions)
-    std::cerr << "cclab-sim: error: " << e.what() << "\n";
     return 2;
   } catch (const std::exception& e) {
+    if (const auto* cli = dynamic_cast<const CLI::Error*>(&e)) {
+      if (cli->get_exit_code() == static_cast<int>(CLI::ExitCodes::Success)) return app.exit(*cli);
+      std::cerr << "cclab-sim: " << e.what() << " (see --help)\n";
+      return 2;
+    }
     std::cerr << "cclab-sim: error: " << e.what() << "\n";
-    return 1;
+    return exitCodeFor(e);
   }
-  return 2;
 }

@@ -1,7 +1,12 @@
+// Reads measured *_perf -J files (the bench JSON) into Measurements for calibrate().
 #include "sim/measured.h"
 
-#include <fstream>
+#include <cmath>
 #include <map>
+
+#include "collectives/core/errors.h"
+#include "sim/json_file.h"
+#include "sim/replay.h"
 
 namespace cclab::sim {
 namespace {
@@ -17,6 +22,14 @@ double number(const json& j, const std::string& source, const std::string& field
   return j.get<double>();
 }
 
+// A whole number in [lo, hi]: checked before any cast (1e30 or 2^70 ranks are refused, not wrapped).
+std::int64_t whole(const json& j, const std::string& source, const std::string& field, std::int64_t lo, std::int64_t hi) {
+  const double v = number(j, source, field);
+  if (!(v >= static_cast<double>(lo) && v <= static_cast<double>(hi)) || v != std::floor(v))
+    bad(source, field, "must be a whole number in " + std::to_string(lo) + ".." + std::to_string(hi) + " (got " + j.dump() + ")");
+  return static_cast<std::int64_t>(v);
+}
+
 }  // namespace
 
 std::int64_t elemSizeOf(const std::string& type) {
@@ -25,7 +38,7 @@ std::int64_t elemSizeOf(const std::string& type) {
       {"bfloat16", 2}, {"int8", 1},  {"uint8", 1},  {"char", 1},    {"int32", 4},  {"int", 4},
       {"uint32", 4}, {"int64", 8},   {"uint64", 8}};
   auto it = sizes.find(type);
-  if (it == sizes.end()) throw std::invalid_argument("unknown data type '" + type + "'");
+  if (it == sizes.end()) throw InvalidArgument("unknown data type '" + type + "'");
   return it->second;
 }
 
@@ -44,8 +57,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     bad(source, "algo", "is not a known algorithm (got " + j.value("algo", json()).dump() + ")");
   }
   if (!j.contains("nranks")) bad(source, "nranks", "is missing");
-  m.nranks = static_cast<int>(number(j["nranks"], source, "nranks"));
-  if (m.nranks < 1) bad(source, "nranks", "must be >= 1");
+  m.nranks = static_cast<int>(whole(j["nranks"], source, "nranks", 1, kMaxReplayRanks));  // calibrate replays it
   m.type = j.value("type", std::string("float"));
   try {
     m.elemSize = elemSizeOf(m.type);
@@ -54,13 +66,16 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
   }
   if (!j.contains("results") || !j["results"].is_array()) bad(source, "results", "must be an array");
   const auto& results = j["results"];
+  if (results.size() > kMaxMeasuredRows)
+    bad(source, "results", "has " + std::to_string(results.size()) + " rows, more than a sweep has (at most " +
+                               std::to_string(kMaxMeasuredRows) + ")");
   for (std::size_t i = 0; i < results.size(); ++i) {
     const json& r = results[i];
     const std::string f = "results[" + std::to_string(i) + "]";
     if (!r.is_object()) bad(source, f, "must be an object");
     MeasuredPoint pt;
     if (!r.contains("size")) bad(source, f + ".size", "is missing");
-    pt.size = static_cast<Bytes>(number(r["size"], source, f + ".size"));
+    pt.size = whole(r["size"], source, f + ".size", 0, kMaxMeasuredBytes);
     const std::int64_t elems = pt.size / m.elemSize;  // nccl-tests' count column is size / type size
     // NCCL API count: per rank for allgather and reducescatter (the size column is the total).
     const bool perRank = m.collective == plan::Collective::AllGather || m.collective == plan::Collective::ReduceScatter;
@@ -75,6 +90,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     if (t < 0 && r.contains("ip") && r["ip"].is_object()) t = timeOf(r["ip"], f + ".ip");
     if (t < 0) t = timeOf(r, f);
     if (t < 0) bad(source, f + ".oop.time_us", "is missing");
+    if (!(t <= kMaxMeasuredMicros)) bad(source, f + ".oop.time_us", "is not a time a collective takes (over an hour)");
     pt.time = t;
     if (pt.size > 0 && pt.time > 0) m.points.push_back(pt);
   }
@@ -82,13 +98,11 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
 }
 
 Measurement loadMeasurement(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw MeasuredError("cannot open measured file '" + path + "'");
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw MeasuredError("measured file '" + path + "': not valid JSON: " + e.what());
+    j = readJsonFile(path, "measured");
+  } catch (const InvalidArgument& e) {
+    throw MeasuredError(e.what());
   }
   return parseMeasurement(j, path);
 }

@@ -14,13 +14,14 @@
 #include <nlohmann/json.hpp>
 
 #include "collectives/plan/plan.h"
+#include "collectives/core/errors.h"
 #include "sim/units.h"
 
 namespace cclab::sim {
 
-class MeasuredError : public std::runtime_error {
+class MeasuredError : public InvalidArgument {
  public:
-  using std::runtime_error::runtime_error;
+  using InvalidArgument::InvalidArgument;
 };
 
 struct MeasuredPoint {
@@ -38,6 +39,13 @@ struct Measurement {
   std::int64_t elemSize = 4;
   std::vector<MeasuredPoint> points;
 };
+
+// Limits on what a measured file may say (each refused with the field named, before any work):
+// nranks up to kMaxReplayRanks (replay.h: calibrate replays every file), at most 4096 result rows (a
+// sweep of every power of two from 1 B to 16 GiB has 35), sizes up to 1 PiB, times up to an hour.
+inline constexpr std::size_t kMaxMeasuredRows = 4096;
+inline constexpr Bytes kMaxMeasuredBytes = Bytes{1} << 50;
+inline constexpr Micros kMaxMeasuredMicros = 3600e6;
 
 // Bytes per element of a type name (nccl-tests' names: float, double, half, bfloat16, int32, ...).
 std::int64_t elemSizeOf(const std::string& type);

@@ -34,14 +34,15 @@ constexpr GBps kHostThread = 25.5;
 constexpr Micros kHostLatency = 0.5;
 constexpr GBps kHostReduce = 8;  // float sum, one core, output bytes per second (estimate)
 constexpr int kHostCores = 2;
-// More threads than cores: a waiting rank blocks (std::atomic::wait) and the OS wakes it, ~10 µs per
-// message (futex wake + context switch on a loaded VM; an estimate, replaced by calibration).
+// More threads than cores: a waiting rank blocks (a futex wait, collectives/host/wait.cc) and the OS
+// wakes it, ~10 µs per message (futex wake + context switch on a loaded VM; an estimate, replaced by
+// calibration).
 constexpr Micros kHostWake = 10;
 
 TopologySpec dgxH100() {
   TopologySpec s;
   s.name = "dgx-h100";
-  s.kind = "switch";
+  s.kind = TopologyKind::Switch;
   s.ranks = 8;
   s.protocolEfficiency = kSimpleProtocolEfficiency;
   s.classes["link"] = {kNvlinkLatency, kNvlinkH100};
@@ -52,7 +53,7 @@ TopologySpec dgxH100() {
 TopologySpec pcieNode() {
   TopologySpec s;
   s.name = "pcie";
-  s.kind = "pcie";
+  s.kind = TopologyKind::Pcie;
   s.ranks = 8;
   s.gpusPerSwitch = 4;
   s.protocolEfficiency = kSimpleProtocolEfficiency;
@@ -65,7 +66,7 @@ TopologySpec pcieNode() {
 TopologySpec cluster() {
   TopologySpec s;
   s.name = "cluster";
-  s.kind = "cluster";
+  s.kind = TopologyKind::Cluster;
   s.nodes = 4;
   s.gpusPerNode = 8;
   s.nicsPerNode = 8;
@@ -81,7 +82,7 @@ TopologySpec cluster() {
 TopologySpec host() {
   TopologySpec s;
   s.name = "host";
-  s.kind = "host";
+  s.kind = TopologyKind::Host;
   s.ranks = 2;
   s.protocolEfficiency = 1.0;
   s.classes["thread"] = {kHostLatency, kHostThread};

@@ -1,12 +1,15 @@
 // Event-driven replay of a plan; the model is described in replay.h.
 #include "sim/replay.h"
 
+#include "collectives/core/errors.h"
+
 // GCC 12 reports a false -Wrestrict inside std::string concatenation at -O2 (GCC bug 105651).
 #if defined(__GNUC__) && !defined(__clang__) && __GNUC__ == 12
 #pragma GCC diagnostic ignored "-Wrestrict"
 #endif
 
 #include <algorithm>
+#include <chrono>
 #include <fstream>
 #include <functional>
 #include <queue>
@@ -15,18 +18,23 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/plan/slice_walk.h"
+
 namespace cclab::sim {
 namespace {
 
 using plan::OpKind;
 
-// One op of one rank, compiled: its element count, the channel it uses, whether it starts a phase.
+// One op of one rank, compiled: its element count, the channel it uses, its phase (what
+// plan::SliceWalker needs to walk it in executor order).
 struct Instr {
-  std::int64_t count = 0;
+  std::int64_t elems = 0;
   int channel = -1;  // Send: outgoing channel; Recv/RecvReduce: incoming; Copy: -1
   OpKind kind = OpKind::Copy;
-  bool newPhase = false;
+  int phase = 0;
+  [[nodiscard]] std::int64_t count() const { return elems; }
 };
+using Cursor = plan::SliceWalker<Instr>;
 
 // A FIFO channel between an ordered pair of ranks, with its route.
 struct Channel {
@@ -49,23 +57,11 @@ struct Channel {
   }
 };
 
-// A rank's position in executor order (the algorithm of plan::detail::SliceCursor, on Instr).
-struct Cursor {
-  std::size_t phaseBegin = 0, phaseEnd = 0, op = 0;
-  std::int64_t round = 0, rounds = 0;
-};
-
 // "send->3": built with append, not operator+ (GCC 12 warns falsely on "literal" + std::string&&).
 std::string labelled(const char* prefix, int rank) {
   std::string s(prefix);
   s.append(std::to_string(rank));
   return s;
-}
-
-std::int64_t slicesOf(std::int64_t count, std::int64_t slice) {
-  if (count <= 0) return 0;
-  if (slice <= 0) return 1;
-  return (count + slice - 1) / slice;
 }
 
 class Engine {
@@ -74,12 +70,16 @@ class Engine {
 
   ReplayResult run() {
     const int n = plan_.nranks;
+    if (n > kMaxReplayRanks)
+      throw InvalidArgument("replay: " + std::to_string(n) + " ranks is more than a replay runs (" +
+                            std::to_string(kMaxReplayRanks) + "); use the analytic model");
     if (n > topo_.nranks())
-      throw std::invalid_argument("replay: plan has " + std::to_string(n) + " ranks but topology '" +
+      throw InvalidArgument("replay: plan has " + std::to_string(n) + " ranks but topology '" +
                                   topo_.spec().name + "' has " + std::to_string(topo_.nranks()));
     result_.sliceElems = opt_.sliceElems > 0 ? opt_.sliceElems : opt_.sliceElems == 0 ? autoSliceElems(plan_, opt_.elemSize) : 0;
     slice_ = result_.sliceElems;
     compile();
+    checkSize();
     setupResources();
     simulate();
     return std::move(result_);
@@ -100,16 +100,14 @@ class Engine {
       auto& code = code_[static_cast<std::size_t>(r)];
       code.reserve(ops.size());
       std::vector<PeerChannel> known;  // few peers per rank: a linear scan beats a hash
-      int lastPhase = -1;
       for (const auto& op : ops) {
         Instr in;
         in.kind = op.kind;
-        in.count = op.count();
-        in.newPhase = op.phase != lastPhase;
-        lastPhase = op.phase;
+        in.elems = op.count();
+        in.phase = op.phase;
         if (op.kind != OpKind::Copy) {
           if (op.peer < 0 || op.peer >= n || op.peer == r)
-            throw std::invalid_argument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
+            throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
           const bool out = op.kind == OpKind::Send;
           int id = -1;
           for (const auto& k : known)
@@ -134,6 +132,17 @@ class Engine {
     }
   }
 
+  void checkSize() const {
+    std::int64_t total = 0;
+    for (const auto& code : code_)
+      for (const Instr& in : code) {
+        total += plan::sliceCount(in.count(), slice_);
+        if (total > kMaxReplayOpSlices)
+          throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
+                                std::to_string(kMaxReplayOpSlices) + " op-slices (about a minute of replay); use a larger --slice");
+      }
+  }
+
   void setupResources() {
     const auto& res = topo_.resources();
     resBeta_.resize(res.size());
@@ -141,6 +150,9 @@ class Engine {
       const double slow = i < opt_.resourceSlowdown.size() ? opt_.resourceSlowdown[i] : 1.0;
       resBeta_[i] = inverseBandwidth(res[i].bandwidth) * slow;
     }
+    for (const Straggler& s : opt_.stragglers)
+      if (s.rank >= 0 && s.rank < plan_.nranks)
+        for (int id : topo_.rankLinks(s.rank)) resBeta_[static_cast<std::size_t>(id)] *= s.linkFactor;
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
@@ -166,37 +178,7 @@ class Engine {
     }
   }
 
-  void startPhase(int r, std::size_t begin) {
-    auto& c = cursor_[r];
-    const auto& code = code_[r];
-    c.phaseBegin = begin;
-    c.phaseEnd = begin;
-    c.rounds = 0;
-    while (c.phaseEnd < code.size() && (c.phaseEnd == begin || !code[c.phaseEnd].newPhase)) {
-      c.rounds = std::max(c.rounds, slicesOf(code[c.phaseEnd].count, slice_));
-      ++c.phaseEnd;
-    }
-    c.round = 0;
-    c.op = begin;
-    settle(r);
-  }
-
-  void settle(int r) {
-    auto& c = cursor_[r];
-    const auto& code = code_[r];
-    while (c.phaseBegin < code.size()) {
-      while (c.op < c.phaseEnd && slicesOf(code[c.op].count, slice_) <= c.round) ++c.op;
-      if (c.op < c.phaseEnd) return;
-      if (++c.round < c.rounds) {
-        c.op = c.phaseBegin;
-        continue;
-      }
-      startPhase(r, c.phaseEnd);
-      return;
-    }
-  }
-
-  [[nodiscard]] bool done(int r) const { return cursor_[r].phaseBegin >= code_[r].size(); }
+  [[nodiscard]] bool done(int r) const { return cursor_[r].done(); }
 
   // Starts a transfer of `bytes` on channel ch at time t; returns its arrival time.
   Micros transfer(Channel& ch, Micros t, Bytes bytes, int rank) {
@@ -228,17 +210,18 @@ class Engine {
     auto& c = cursor_[r];
     const auto& code = code_[r];
     Micros& now = time_[r];
-    const double slow = r < static_cast<int>(opt_.computeSlowdown.size()) ? opt_.computeSlowdown[r] : 1.0;
+    double slow = 1.0;
+    for (const Straggler& s : opt_.stragglers)
+      if (s.rank == r) slow *= s.computeFactor;
     const MicrosPerByte gamma = topo_.reduceCost() * slow, delta = topo_.copyCost() * slow;
     for (;;) {
       if (done(r)) {
         result_.finish[r] = now;
         return;
       }
-      const Instr& in = code[c.op];
-      const std::int64_t lo = slice_ > 0 ? c.round * slice_ : 0;
-      const std::int64_t elems = slice_ > 0 ? std::min(in.count - lo, slice_) : in.count;
-      const Bytes bytes = elems * opt_.elemSize;
+      const Instr& in = code[c.opIndex()];
+      const auto [lo, hi] = c.sliceRange();
+      const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
         case OpKind::Send: {
           Channel& ch = channels_[in.channel];
@@ -276,8 +259,7 @@ class Engine {
         }
       }
       ++result_.steps;
-      ++c.op;
-      settle(r);
+      c.advance();
       if (!queue_.empty() && now > queue_.top().first) {
         queue_.emplace(now, r);
         return;
@@ -287,12 +269,14 @@ class Engine {
 
   void simulate() {
     const int n = plan_.nranks;
-    cursor_.resize(static_cast<std::size_t>(n));
+    cursor_.reserve(static_cast<std::size_t>(n));
     time_.assign(static_cast<std::size_t>(n), 0.0);
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      time_[r] = r < static_cast<int>(opt_.startDelay.size()) ? opt_.startDelay[r] : 0.0;
-      startPhase(r, 0);
+      time_[r] = 0.0;
+      for (const Straggler& s : opt_.stragglers)
+        if (s.rank == r) time_[r] += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
+      cursor_.emplace_back(code_[r], slice_);
       queue_.emplace(time_[r], r);
     }
     while (!queue_.empty()) {

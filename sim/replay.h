@@ -2,7 +2,7 @@
 //
 // Model (docs/sim.md, "Replay model"):
 //  - Each rank walks its ops in the executors' order: phase by phase, inside a phase slice-major (slice 0
-//    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan/interpret.h).
+//    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan::SliceWalker, collectives/plan/slice_walk.h).
 //  - A Send of a slice starts a transfer at the rank's current time and costs the rank nothing (a copy
 //    engine / the receiver moves the data). The transfer waits until every resource on its route
 //    (link directions, capacity-limited nodes) is free, then holds each for bytes / bandwidth; it
@@ -10,7 +10,8 @@
 //    order they were requested (FIFO), which the event queue makes the order of simulated time.
 //  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
 //    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
-//  - Stragglers: a start delay and a compute slowdown per rank, a slowdown per resource.
+//  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
+//    slowdown per resource.
 // With no contention this makes the finish time the longest path through the plan's dependencies,
 // which is what the closed forms in analytic.h compute for the same schedule.
 #pragma once
@@ -19,6 +20,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/core/straggler.h"
 #include "collectives/plan/plan.h"
 #include "sim/topology.h"
 #include "sim/units.h"
@@ -30,12 +32,26 @@ namespace cclab::sim {
 inline constexpr std::int64_t kAutoSlicesPerOp = 4;
 inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 
+// Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). A plan
+// grows with ranks x steps: the ring allreduce has 4(p-1) ops of 64 bytes per rank, so 4096 ranks are
+// 67M ops, 5 GiB resident (docs/results/sim.md, the largest replay recorded), and every doubling is
+// four times that; beyond it the analytic model (--model analytic) is the tool.
+inline constexpr int kMaxReplayRanks = 4096;
+
+// Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
+// (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10
+// and more; it is refused before it starts.
+inline constexpr std::int64_t kMaxReplayOpSlices = 1'000'000'000;
+
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
-  std::vector<Micros> startDelay;        // per rank; empty = none
-  std::vector<double> computeSlowdown;   // per rank, multiplies γ and δ; empty = 1
-  std::vector<double> resourceSlowdown;  // per topology resource, divides its bandwidth; empty = 1
+  // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
+  // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
+  // slower. Several entries for one rank multiply (factors) and add up (delays).
+  std::vector<Straggler> stragglers = {};
+  std::vector<double> resourceSlowdown = {};  // per topology resource, divides its bandwidth; empty = 1
+                                         // (one slow link that is not a rank's, e.g. an uplink)
   bool trace = false;                    // record a timeline (ReplayResult::trace)
   std::size_t traceLimit = 2'000'000;    // events kept at most
 };
@@ -62,7 +78,8 @@ struct ReplayResult {
 // The slice size auto slicing picks for a plan (elements; 0 = whole ops).
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
 
-// Throws std::invalid_argument if the plan's nranks exceeds the topology's, std::runtime_error if the
+// Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, or it
+// would run more than kMaxReplayOpSlices op-slices, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
 

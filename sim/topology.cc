@@ -4,66 +4,101 @@
 #include <deque>
 #include <limits>
 #include <set>
+#include <sstream>
 
 namespace cclab::sim {
 namespace {
-
-constexpr int kMaxRanks = 1 << 20;
 
 [[noreturn]] void fail(const std::string& field, const std::string& what) {
   throw TopologyError("topology field '" + field + "' " + what);
 }
 
+std::string fmtNumber(double v) {
+  std::ostringstream m;
+  m << v;
+  return m.str();
+}
+
 std::string rankName(int r) { return "rank" + std::to_string(r); }
 
 // Classes each kind needs for its links (node classes are optional).
-std::vector<std::string> requiredLinkClasses(const std::string& kind) {
-  if (kind == "switch" || kind == "fully_connected") return {"link"};
-  if (kind == "pcie") return {"pcie", "uplink"};
-  if (kind == "cluster") return {"intra", "pcie", "nic"};
-  if (kind == "host") return {"thread"};
+std::vector<std::string> requiredLinkClasses(TopologyKind kind) {
+  if (kind == TopologyKind::Switch || kind == TopologyKind::FullyConnected) return {"link"};
+  if (kind == TopologyKind::Pcie) return {"pcie", "uplink"};
+  if (kind == TopologyKind::Cluster) return {"intra", "pcie", "nic"};
+  if (kind == TopologyKind::Host) return {"thread"};
   return {};
 }
 
 }  // namespace
 
+constexpr TopologyKind kKinds[] = {TopologyKind::Switch, TopologyKind::FullyConnected, TopologyKind::Pcie,
+                                   TopologyKind::Cluster, TopologyKind::Host, TopologyKind::Graph};
+
+std::string_view name(TopologyKind k) {
+  switch (k) {
+    case TopologyKind::Switch: return "switch";
+    case TopologyKind::FullyConnected: return "fully_connected";
+    case TopologyKind::Pcie: return "pcie";
+    case TopologyKind::Cluster: return "cluster";
+    case TopologyKind::Host: return "host";
+    case TopologyKind::Graph: return "graph";
+  }
+  return "?";
+}
+
+TopologyKind parseTopologyKind(std::string_view text) {
+  std::string all;
+  for (TopologyKind k : kKinds) {
+    if (text == name(k)) return k;
+    all += (all.empty() ? "" : ", ") + std::string(name(k));
+  }
+  fail("kind", "must be one of " + all + " (got '" + std::string(text) + "')");
+}
+
 void checkSpec(const TopologySpec& s) {
-  static const std::set<std::string> kinds = {"switch", "fully_connected", "pcie", "cluster", "host", "graph"};
-  if (!kinds.contains(s.kind))
-    fail("kind", "must be one of switch, fully_connected, pcie, cluster, host, graph (got '" + s.kind + "')");
-  if (s.kind == "cluster") {
-    if (s.nodes < 1 || s.nodes > kMaxRanks) fail("nodes", "must be >= 1 (got " + std::to_string(s.nodes) + ")");
+  if (s.kind == TopologyKind::Cluster) {
+    if (s.nodes < 1 || s.nodes > kMaxTopologyRanks) fail("nodes", "must be >= 1 (got " + std::to_string(s.nodes) + ")");
     if (s.gpusPerNode < 1 || s.gpusPerNode > 1024)
       fail("gpus_per_node", "must be in 1..1024 (got " + std::to_string(s.gpusPerNode) + ")");
     if (s.nicsPerNode < 1 || s.nicsPerNode > s.gpusPerNode)
       fail("nics_per_node", "must be in 1..gpus_per_node (got " + std::to_string(s.nicsPerNode) + ")");
-    if (static_cast<std::int64_t>(s.nodes) * s.gpusPerNode > kMaxRanks) fail("nodes", "times gpus_per_node is too many ranks");
-  } else if (s.ranks < 1 || s.ranks > kMaxRanks) {
-    fail("ranks", "must be in 1.." + std::to_string(kMaxRanks) + " (got " + std::to_string(s.ranks) + ")");
+    if (static_cast<std::int64_t>(s.nodes) * s.gpusPerNode > kMaxTopologyRanks) fail("nodes", "times gpus_per_node is too many ranks");
+  } else if (s.ranks < 1 || s.ranks > kMaxTopologyRanks) {
+    fail("ranks", "must be in 1.." + std::to_string(kMaxTopologyRanks) + " (got " + std::to_string(s.ranks) + ")");
   }
-  if (s.kind == "pcie" && s.gpusPerSwitch < 1)
+  if (s.kind == TopologyKind::Pcie && s.gpusPerSwitch < 1)
     fail("gpus_per_switch", "must be >= 1 (got " + std::to_string(s.gpusPerSwitch) + ")");
-  if (!(s.protocolEfficiency > 0 && s.protocolEfficiency <= 1))
-    fail("protocol_efficiency", "must be in (0, 1] (got " + std::to_string(s.protocolEfficiency) + ")");
+  if (!(s.protocolEfficiency >= kMinProtocolEfficiency && s.protocolEfficiency <= 1))
+    fail("protocol_efficiency", "must be in " + fmtNumber(kMinProtocolEfficiency) + "..1 (got " + fmtNumber(s.protocolEfficiency) + ")");
+  auto physicalBandwidth = [](const std::string& field, GBps b) {  // 0 = unlimited / free
+    if (!(b == 0 || (b >= kMinBandwidthGBps && b <= kMaxBandwidthGBps)))
+      fail(field, "must be 0 or in " + fmtNumber(kMinBandwidthGBps) + ".." + fmtNumber(kMaxBandwidthGBps) + " GB/s (got " +
+                      fmtNumber(b) + ")");
+  };
+  auto physicalLatency = [](const std::string& field, Micros l) {
+    if (!(l >= 0 && l <= kMaxLatencyMicros))
+      fail(field, "must be in 0.." + fmtNumber(kMaxLatencyMicros) + " us (got " + fmtNumber(l) + ")");
+  };
   for (const auto& [name, c] : s.classes) {
-    if (!(c.latency >= 0)) fail("classes." + name + ".latency_us", "must be >= 0");
-    if (!(c.bandwidth >= 0)) fail("classes." + name + ".bandwidth_gbps", "must be >= 0");
+    physicalLatency("classes." + name + ".latency_us", c.latency);
+    physicalBandwidth("classes." + name + ".bandwidth_gbps", c.bandwidth);
   }
   std::set<std::string> linkClasses;
   for (const auto& c : requiredLinkClasses(s.kind)) linkClasses.insert(c);
   for (const auto& l : s.graphLinks) linkClasses.insert(l.cls);
   for (const auto& c : linkClasses) {
     auto it = s.classes.find(c);
-    if (it == s.classes.end()) fail("classes." + c, "is missing (kind '" + s.kind + "' needs it)");
+    if (it == s.classes.end()) fail("classes." + c, "is missing (kind '" + std::string(name(s.kind)) + "' needs it)");
     if (!(it->second.bandwidth > 0)) fail("classes." + c + ".bandwidth_gbps", "must be a positive number");
   }
-  if (s.kind == "host" && !s.classes.contains("memory")) fail("classes.memory", "is missing (kind 'host' needs it)");
+  if (s.kind == TopologyKind::Host && !s.classes.contains("memory")) fail("classes.memory", "is missing (kind 'host' needs it)");
   const auto& c = s.compute;
-  if (!(c.reduceBandwidth >= 0)) fail("compute.reduce_gbps", "must be >= 0");
-  if (!(c.copyBandwidth >= 0)) fail("compute.copy_gbps", "must be >= 0");
-  if (c.cores < 0) fail("compute.cores", "must be >= 0");
-  if (!(c.wakeLatency >= 0)) fail("compute.wake_us", "must be >= 0");
-  if (s.kind == "graph") {
+  physicalBandwidth("compute.reduce_gbps", c.reduceBandwidth);
+  physicalBandwidth("compute.copy_gbps", c.copyBandwidth);
+  if (c.cores < 0 || c.cores > kMaxTopologyRanks) fail("compute.cores", "must be in 0.." + std::to_string(kMaxTopologyRanks));
+  physicalLatency("compute.wake_us", c.wakeLatency);
+  if (s.kind == TopologyKind::Graph) {
     std::set<std::string> names;
     for (int r = 0; r < s.ranks; ++r) names.insert(rankName(r));
     for (std::size_t i = 0; i < s.graphNodes.size(); ++i) {
@@ -85,7 +120,7 @@ void checkSpec(const TopologySpec& s) {
 }
 
 TopologySpec resized(TopologySpec spec, int ranks, int nodes, int gpusPerNode) {
-  if (spec.kind == "cluster") {
+  if (spec.kind == TopologyKind::Cluster) {
     if (nodes > 0) spec.nodes = nodes;
     if (gpusPerNode > 0) {
       spec.gpusPerNode = gpusPerNode;
@@ -99,7 +134,7 @@ TopologySpec resized(TopologySpec spec, int ranks, int nodes, int gpusPerNode) {
     }
     spec.ranks = spec.nodes * spec.gpusPerNode;
   } else if (ranks > 0 && ranks != spec.ranks) {
-    if (spec.kind == "graph") throw TopologyError("a graph topology has a fixed rank count (" + std::to_string(spec.ranks) + ")");
+    if (spec.kind == TopologyKind::Graph) throw TopologyError("a graph topology has a fixed rank count (" + std::to_string(spec.ranks) + ")");
     spec.ranks = ranks;
   }
   return spec;
@@ -139,18 +174,18 @@ void Topology::addLink(int a, int b, const std::string& cls) {
 
 Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   checkSpec(spec_);
-  if (spec_.kind == "cluster") spec_.ranks = spec_.nodes * spec_.gpusPerNode;
+  if (spec_.kind == TopologyKind::Cluster) spec_.ranks = spec_.nodes * spec_.gpusPerNode;
   nranks_ = spec_.ranks;
   const int n = nranks_;
   for (int r = 0; r < n; ++r) addNode(rankName(r), "");
-  const std::string& k = spec_.kind;
-  if (k == "switch") {
+  const TopologyKind k = spec_.kind;
+  if (k == TopologyKind::Switch) {
     const int sw = addNode("switch", "switch");
     for (int r = 0; r < n; ++r) addLink(r, sw, "link");
-  } else if (k == "fully_connected") {
+  } else if (k == TopologyKind::FullyConnected) {
     for (int a = 0; a < n; ++a)
       for (int b = a + 1; b < n; ++b) addLink(a, b, "link");
-  } else if (k == "pcie") {
+  } else if (k == TopologyKind::Pcie) {
     const int g = spec_.gpusPerSwitch;
     const int cpu = addNode("cpu", "cpu");
     for (int s = 0; s * g < n; ++s) {
@@ -158,7 +193,7 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
       addLink(sw, cpu, "uplink");
       for (int r = s * g; r < std::min(n, (s + 1) * g); ++r) addLink(r, sw, "pcie");
     }
-  } else if (k == "cluster") {
+  } else if (k == TopologyKind::Cluster) {
     const int G = spec_.gpusPerNode, K = spec_.nicsPerNode;
     const int fabric = addNode("fabric", "fabric");
     for (int node = 0; node < spec_.nodes; ++node) {
@@ -175,7 +210,7 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
         addLink(r, nics[static_cast<std::size_t>(g * K / G)], "pcie");
       }
     }
-  } else if (k == "host") {
+  } else if (k == TopologyKind::Host) {
     const int mem = addNode("memory", "memory");
     for (int r = 0; r < n; ++r) addLink(r, mem, "thread");
   } else {  // graph
@@ -184,7 +219,7 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   }
   const auto& c = spec_.compute;
   // Host backend: rank threads share `cores` CPUs, so each computes at cores/nranks of its speed.
-  const bool oversubscribed = k == "host" && c.cores > 0 && n > c.cores;
+  const bool oversubscribed = k == TopologyKind::Host && c.cores > 0 && n > c.cores;
   const double share = oversubscribed ? static_cast<double>(n) / c.cores : 1.0;
   if (oversubscribed && c.wakeLatency > 0) {
     const int mem = nodeIds_.at("memory");

@@ -24,17 +24,32 @@
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
+#include "collectives/core/errors.h"
 #include "sim/units.h"
 
 namespace cclab::sim {
 
 // A bad topology file or spec; the message names the field.
-class TopologyError : public std::runtime_error {
+class TopologyError : public InvalidArgument {
  public:
-  using std::runtime_error::runtime_error;
+  using InvalidArgument::InvalidArgument;
 };
+
+// Most ranks a topology may have: the analytic model prices a million ranks at once (replay has its
+// own, lower bound, kMaxReplayRanks in replay.h).
+inline constexpr int kMaxTopologyRanks = 1 << 20;
+
+// Physical ranges of topology values (checkSpec refuses anything outside, naming the field), so that
+// no prediction prints inf or a 300-digit time: latencies up to 1 s per traversal (a thousand times a
+// WAN round trip), bandwidths from 1 MB/s (a slow serial line) to 1 PB/s (a thousand times an
+// NVSwitch port); 0 keeps its meaning of unlimited capacity or free compute.
+inline constexpr Micros kMaxLatencyMicros = 1e6;
+inline constexpr GBps kMinBandwidthGBps = 1e-3;
+inline constexpr GBps kMaxBandwidthGBps = 1e6;
+inline constexpr double kMinProtocolEfficiency = 0.01;  // below 1% no protocol is worth modelling
 
 struct LinkClass {
   Micros latency = 0;   // per traversal
@@ -62,15 +77,22 @@ struct SpecLink {
   friend bool operator==(const SpecLink&, const SpecLink&) = default;
 };
 
+// The kinds above; their names in files are name(kind): switch, fully_connected, pcie, cluster, host,
+// graph.
+enum class TopologyKind : std::uint8_t { Switch, FullyConnected, Pcie, Cluster, Host, Graph };
+std::string_view name(TopologyKind k);
+// Throws TopologyError naming the field 'kind' and every kind.
+TopologyKind parseTopologyKind(std::string_view text);
+
 struct TopologySpec {
   std::string name;
-  std::string kind;  // switch | fully_connected | pcie | cluster | host | graph
+  TopologyKind kind = TopologyKind::Switch;
   int ranks = 0;     // for cluster: nodes * gpus_per_node (derived)
   int nodes = 1;           // cluster
   int gpusPerNode = 0;     // cluster
   int nicsPerNode = 1;     // cluster
   int gpusPerSwitch = 0;   // pcie
-  double protocolEfficiency = 1.0;  // multiplies every bandwidth (NCCL's Simple protocol moves ~90%)
+  double protocolEfficiency = 1.0;  // multiplies every bandwidth (presets: 0.85 for NCCL's Simple protocol)
   std::map<std::string, LinkClass> classes;
   ComputeParams compute;
   std::vector<SpecNode> graphNodes;  // graph

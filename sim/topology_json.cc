@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "sim/json_file.h"
 #include "sim/presets.h"
 
 namespace cclab::sim {
@@ -66,9 +67,10 @@ TopologySpec parseTopology(const json& j) {
   onlyKeys(j, "", {"name", "kind", "ranks", "nodes", "gpus_per_node", "nics_per_node", "gpus_per_switch",
                    "protocol_efficiency", "classes", "compute", "links", "comment"});
   TopologySpec s;
-  s.kind = getString(j, "kind", "kind", true);
-  s.name = getString(j, "name", "name", false, s.kind);
-  if (s.kind == "cluster") {
+  const std::string kind = getString(j, "kind", "kind", true);
+  s.kind = parseTopologyKind(kind);
+  s.name = getString(j, "name", "name", false, kind);
+  if (s.kind == TopologyKind::Cluster) {
     s.nodes = getInt(j, "nodes", "nodes", true, 1);
     s.gpusPerNode = getInt(j, "gpus_per_node", "gpus_per_node", true, 0);
     s.nicsPerNode = getInt(j, "nics_per_node", "nics_per_node", false, 1);
@@ -78,7 +80,7 @@ TopologySpec parseTopology(const json& j) {
   } else {
     s.ranks = getInt(j, "ranks", "ranks", true, 0);
   }
-  if (s.kind == "pcie") s.gpusPerSwitch = getInt(j, "gpus_per_switch", "gpus_per_switch", true, 0);
+  if (s.kind == TopologyKind::Pcie) s.gpusPerSwitch = getInt(j, "gpus_per_switch", "gpus_per_switch", true, 0);
   s.protocolEfficiency = getNumber(j, "protocol_efficiency", "protocol_efficiency", false, 1.0);
   const json* classes = member(j, "classes");
   if (!classes) bad("classes", "is missing");
@@ -100,7 +102,7 @@ TopologySpec parseTopology(const json& j) {
     s.compute.cores = getInt(*c, "cores", "compute.cores", false, 0);
     s.compute.wakeLatency = getNumber(*c, "wake_us", "compute.wake_us", false, 0.0);
   }
-  if (s.kind == "graph") {
+  if (s.kind == TopologyKind::Graph) {
     if (const json* nodes = member(j, "nodes")) {
       if (!nodes->is_array()) bad("nodes", "must be an array of {name, class} for kind 'graph'");
       for (std::size_t i = 0; i < nodes->size(); ++i) {
@@ -130,13 +132,13 @@ TopologySpec parseTopology(const json& j) {
 }
 
 TopologySpec loadTopologyFile(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) throw TopologyError("cannot open topology file '" + path + "'");
   json j;
   try {
-    j = json::parse(in);
-  } catch (const json::parse_error& e) {
-    throw TopologyError("topology file '" + path + "': not valid JSON: " + e.what());
+    j = readJsonFile(path, "topology");
+  } catch (const TopologyError&) {
+    throw;
+  } catch (const InvalidArgument& e) {
+    throw TopologyError(e.what());
   }
   try {
     return parseTopology(j);
@@ -148,15 +150,15 @@ TopologySpec loadTopologyFile(const std::string& path) {
 json toJson(const TopologySpec& s) {
   json j;
   j["name"] = s.name;
-  j["kind"] = s.kind;
-  if (s.kind == "cluster") {
+  j["kind"] = name(s.kind);
+  if (s.kind == TopologyKind::Cluster) {
     j["nodes"] = s.nodes;
     j["gpus_per_node"] = s.gpusPerNode;
     j["nics_per_node"] = s.nicsPerNode;
   } else {
     j["ranks"] = s.ranks;
   }
-  if (s.kind == "pcie") j["gpus_per_switch"] = s.gpusPerSwitch;
+  if (s.kind == TopologyKind::Pcie) j["gpus_per_switch"] = s.gpusPerSwitch;
   j["protocol_efficiency"] = s.protocolEfficiency;
   json classes = json::object();
   for (const auto& [name, c] : s.classes) classes[name] = {{"latency_us", c.latency}, {"bandwidth_gbps", c.bandwidth}};
@@ -164,7 +166,7 @@ json toJson(const TopologySpec& s) {
   j["compute"] = {{"reduce_gbps", s.compute.reduceBandwidth}, {"copy_gbps", s.compute.copyBandwidth}};
   if (s.compute.cores > 0) j["compute"]["cores"] = s.compute.cores;
   if (s.compute.wakeLatency > 0) j["compute"]["wake_us"] = s.compute.wakeLatency;
-  if (s.kind == "graph") {
+  if (s.kind == TopologyKind::Graph) {
     json nodes = json::array(), links = json::array();
     for (const auto& n : s.graphNodes) {
       json o = {{"name", n.name}};
@@ -186,7 +188,8 @@ void saveTopologyFile(const TopologySpec& spec, const std::string& path) {
 
 TopologySpec resolveTopology(const std::string& presetOrPath) {
   if (auto p = findPreset(presetOrPath)) return *p;
-  if (std::filesystem::exists(presetOrPath)) return loadTopologyFile(presetOrPath);
+  std::error_code ec;
+  if (std::filesystem::exists(presetOrPath, ec)) return loadTopologyFile(presetOrPath);
   std::string names;
   for (const auto& n : presetNames()) names += (names.empty() ? "" : ", ") + n;
   throw TopologyError("--topo '" + presetOrPath + "' is neither a preset (" + names + ") nor a file");

@@ -86,7 +86,7 @@ void validate(const HarnessOptions& o, plan::Collective c) {
   if (o.comm.straggler.rank >= n)
     throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of -g " +
                      std::to_string(n));
-  const bool rooted = c == plan::Collective::Broadcast || c == plan::Collective::Reduce;
+  const bool rooted = plan::isRooted(c);
   if (rooted && o.data.root >= n)
     throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of -g " + std::to_string(n));
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))

@@ -45,7 +45,7 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
   info.algo = std::string(plan::name(o.comm.algorithm));
   info.nranks = comm.nranks();
   info.type = o.data.typeSpec;
-  info.op = reduces(collective) ? o.data.opSpec : "none";
+  info.op = plan::reduces(collective) ? o.data.opSpec : "none";
   info.machine = machine;
   info.date = date;
   info.command = command;

@@ -7,15 +7,9 @@
 #include "bench/report/common_flags.h"
 
 namespace cclab::bench {
-namespace {
 
-bool isRooted(plan::Collective c) { return c == plan::Collective::Broadcast || c == plan::Collective::Reduce; }
-
-}  // namespace
-
-bool reduces(plan::Collective c) {
-  return c == plan::Collective::AllReduce || c == plan::Collective::ReduceScatter || c == plan::Collective::Reduce;
-}
+using plan::isRooted;
+using plan::reduces;
 
 PerfRunner::PerfRunner(Communicator& comm, plan::Collective collective, const HarnessOptions& options)
     : comm_(comm), collective_(collective), options_(options) {

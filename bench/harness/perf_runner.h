@@ -47,6 +47,4 @@ class PerfRunner {
   std::uint64_t seed_ = 1;
 };
 
-bool reduces(plan::Collective c);  // allreduce, reducescatter, reduce: the op column means something
-
 }  // namespace cclab::bench

@@ -20,8 +20,7 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 bool reducesInto(plan::Collective c, bool isRoot) {
-  return c == plan::Collective::AllReduce || c == plan::Collective::ReduceScatter ||
-         (c == plan::Collective::Reduce && isRoot);
+  return plan::reduces(c) && (!plan::isRooted(c) || isRoot);
 }
 
 class CudaCommunicator final : public Communicator {

@@ -125,8 +125,7 @@ class HostCommunicator final : public Communicator {
     const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),
                          scratch.data()};
     executor_.run(rank, *plan, mem, ro);
-    const bool reduces = args.collective == plan::Collective::AllReduce || args.collective == plan::Collective::ReduceScatter ||
-                         (args.collective == plan::Collective::Reduce && isRoot);
+    const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
     if (args.op == ReduceOp::Avg && reduces)
       finishAvg(buffers.recv, static_cast<std::size_t>(counts.output), args.type, nranks());
   }

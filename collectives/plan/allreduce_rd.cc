@@ -1,27 +1,24 @@
 // Recursive doubling allreduce (Thakur, Rabenseifner & Gropp 2005, §4): the latency-optimal
 // allreduce for small messages, for any nranks.
 //
-// With q = the largest power of two <= p and e = p - q extra ranks, the odd ranks below 2e first
-// fold their vector into the even rank below them (as in allreduce_rhd.cc). Then for masks
-// 1, 2, ..., q/2 each remaining rank v exchanges its whole vector with v^mask and reduces: log2(q)
-// steps, each combining two values that are equal on both partners, so every rank ends with the
+// The extra ranks of a non-power-of-two p first fold their vector into a partner (fold.h). Then
+// for masks 1, 2, ..., q/2 each remaining rank v exchanges its whole vector with v^mask and reduces:
+// log2(q) steps, each combining two values that are equal on both partners, so every rank ends with the
 // same bits (a (op) b == b (op) a). Partial results alternate between two scratch slots (a rank may
 // not overwrite what its partner is still reading); a final copy writes the output, and the folded
 // ranks get it last.
 //
 // Cost (p = q): log2(p)·(α + nβ + nγ); folding adds 2α + 2nβ + nγ. Fewer steps than halving-doubling
 // (2·log2 p) but log2(p)·n bytes per rank instead of 2n: for small n only.
-#include <bit>
-
 #include "collectives/plan/builder.h"
+#include "collectives/plan/fold.h"
 
 namespace cclab::plan {
 
 Plan allReduceRecursiveDoubling(int nranks, std::int64_t count) {
   const int p = nranks;
-  const int q = static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
-  const int e = p - q;
-  const int steps = std::countr_zero(static_cast<unsigned>(q));
+  const Fold fold(p);
+  const int steps = fold.log2();
   const int lastPhase = steps + 1;
   Plan plan = build::emptyPlan(Collective::AllReduce, Algorithm::RecursiveDoubling, nranks, count, 0, steps + 2);
   plan.scratchCount = p > 1 ? 2 * count : 0;
@@ -33,22 +30,21 @@ Plan allReduceRecursiveDoubling(int nranks, std::int64_t count) {
       ops.copy(build::in(0, count), all, 0);
       continue;
     }
-    if (r < 2 * e && r % 2 == 1) {  // extra rank: fold in, get the result at the end
+    if (fold.isExtra(r)) {  // extra rank: fold in, get the result at the end
       ops.send(r - 1, build::in(0, count), 0);
       ops.recv(r - 1, all, lastPhase);
       continue;
     }
-    const bool folds = r < 2 * e;
+    const bool folds = fold.folds(r);
     Range current = build::in(0, count);
     int next = 0;  // the scratch slot the next reduction writes
     if (folds) {
       ops.recvReduce(r + 1, current, slot(1), 0);
       current = slot(1);
     }
-    const int v = folds ? r / 2 : r - e;
-    auto rankOf = [&](int id) { return id < e ? 2 * id : id + e; };
+    const int v = fold.virtualRank(r);
     for (int k = 0; k < steps; ++k) {
-      const int peer = rankOf(v ^ (1 << k));
+      const int peer = fold.rankOf(v ^ (1 << k));
       ops.send(peer, current, k + 1);
       ops.recvReduce(peer, current, slot(next), k + 1);
       current = slot(next);

@@ -1,9 +1,9 @@
 // Recursive halving-doubling allreduce (Rabenseifner 2004; Thakur, Rabenseifner & Gropp 2005), for
 // any nranks.
 //
-// With q = the largest power of two <= p and e = p - q extra ranks:
-//  1. fold: among ranks 0..2e-1, each odd rank sends its vector to the even rank below it, which
-//     reduces it; the odd ranks then wait, and q ranks remain (new ids v: r/2 below 2e, r-e above);
+// With q = the largest power of two <= p:
+//  1. fold (fold.h): the p - q extra ranks hand their vector to a partner, which reduces it; q ranks
+//     remain, with virtual ids v;
 //  2. reduce-scatter by recursive halving: for masks q/2, q/4, ..., 1, rank v exchanges half of its
 //     current block range with v^mask and keeps the lower or upper half, reduced; it ends with
 //     block v of q blocks (chunkOf);
@@ -14,17 +14,16 @@
 //
 // Cost (q = p): 2·log2(p)·α + 2(p-1)/p·nβ + (p-1)/p·nγ; folding adds 2α + 2nβ + nγ when p is not
 // a power of two.
-#include <bit>
-
 #include "collectives/plan/builder.h"
+#include "collectives/plan/fold.h"
 
 namespace cclab::plan {
 
 Plan allReduceHalvingDoubling(int nranks, std::int64_t count) {
   const int p = nranks;
-  const int q = static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
-  const int e = p - q;
-  const int logq = std::countr_zero(static_cast<unsigned>(q));
+  const Fold fold(p);
+  const int q = fold.powerOfTwo();
+  const int logq = fold.log2();
   Plan plan = build::emptyPlan(Collective::AllReduce, Algorithm::HalvingDoubling, nranks, count, 0, 2 * logq + 2);
   const int unfoldPhase = 2 * logq + 1;
   // Elements of blocks [b, b + n) of q blocks.
@@ -38,21 +37,20 @@ Plan allReduceHalvingDoubling(int nranks, std::int64_t count) {
       ops.copy(build::in(0, count), build::out(0, count), 0);
       continue;
     }
-    const bool extra = r < 2 * e && r % 2 == 1;  // sits out steps 2 and 3
+    const bool extra = fold.isExtra(r);  // sits out steps 2 and 3
     if (extra) {
       ops.send(r - 1, build::in(0, count), 0);
       ops.recv(r - 1, build::out(0, count), unfoldPhase);
       continue;
     }
-    const bool folds = r < 2 * e;
+    const bool folds = fold.folds(r);
     if (folds) ops.recvReduce(r + 1, build::in(0, count), build::out(0, count), 0);
-    const int v = folds ? r / 2 : r - e;
-    auto rankOf = [&](int id) { return id < e ? 2 * id : id + e; };
+    const int v = fold.virtualRank(r);
     bool inOutput = folds;  // do my current values live in the output (else still in the input)?
     int base = 0, width = q;  // my current block range
     int phase = 1;
     for (int mask = q / 2; mask >= 1; mask /= 2, ++phase) {  // recursive halving
-      const int peer = rankOf(v ^ mask);
+      const int peer = fold.rankOf(v ^ mask);
       const int half = width / 2;
       const bool upper = (v & mask) != 0;
       const Chunk give = blocks(upper ? base : base + half, half);
@@ -66,7 +64,7 @@ Plan allReduceHalvingDoubling(int nranks, std::int64_t count) {
       width = half;
     }
     for (int mask = 1; mask < q; mask *= 2, ++phase) {  // recursive doubling
-      const int peer = rankOf(v ^ mask);
+      const int peer = fold.rankOf(v ^ mask);
       const int peerBase = base ^ mask;
       const Chunk mine = blocks(base, width), theirs = blocks(peerBase, width);
       ops.send(peer, build::out(mine.offset, mine.count), phase);

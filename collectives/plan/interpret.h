@@ -1,8 +1,8 @@
 // A single-thread interpreter that runs a Plan on host memory.
 //
 // It is the reference semantics of a plan and the most exhaustive check we have: it executes each
-// rank's ops in the executors' order (phase by phase; inside a phase slice-major, see plan.h), and it
-// models what the executors do that could deadlock:
+// rank's ops in the executors' order (slice_walk.h), and it models what the executors do that could
+// deadlock:
 //  - single-copy sends: a sent slice stays in the sender's buffer until the receiver consumed it, so a
 //    rank that wants to overwrite it waits (write-after-send hazard);
 //  - a bounded channel: at most `channelCapacity` unconsumed slices per ordered pair of ranks.
@@ -20,7 +20,9 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/core/errors.h"
 #include "collectives/plan/plan.h"
+#include "collectives/plan/slice_walk.h"
 
 namespace cclab::plan {
 
@@ -34,66 +36,6 @@ struct RankBuffers {
 struct InterpretOptions {
   std::int64_t sliceElems = 0;     // 0: every op is one slice
   std::int64_t channelCapacity = 0;  // 0: unbounded
-};
-
-// Number of slices an op of `count` elements is cut into (0 for an empty op).
-inline std::int64_t sliceCount(std::int64_t count, std::int64_t sliceElems) {
-  if (count <= 0) return 0;
-  if (sliceElems <= 0) return 1;
-  return (count + sliceElems - 1) / sliceElems;
-}
-
-// Walks one rank's (op, slice) pairs in executor order: phase by phase, slice-major inside a phase.
-class SliceCursor {
- public:
-  SliceCursor(const std::vector<Op>& ops, std::int64_t sliceElems) : ops_(ops), slice_(sliceElems) {
-    startPhase(0);
-  }
-  [[nodiscard]] bool done() const { return phaseBegin_ >= ops_.size(); }
-  [[nodiscard]] std::size_t opIndex() const { return op_; }
-  [[nodiscard]] std::int64_t sliceIndex() const { return round_; }
-  // Element range [lo, hi) of the current slice, relative to the op's range.
-  [[nodiscard]] std::pair<std::int64_t, std::int64_t> sliceRange() const {
-    const std::int64_t n = ops_[op_].count();
-    if (slice_ <= 0) return {0, n};
-    return {round_ * slice_, std::min(n, (round_ + 1) * slice_)};
-  }
-  void advance() {
-    ++op_;
-    settle();
-  }
-
- private:
-  void startPhase(std::size_t begin) {
-    phaseBegin_ = begin;
-    phaseEnd_ = begin;
-    rounds_ = 0;
-    while (phaseEnd_ < ops_.size() && ops_[phaseEnd_].phase == ops_[begin].phase) {
-      rounds_ = std::max(rounds_, sliceCount(ops_[phaseEnd_].count(), slice_));
-      ++phaseEnd_;
-    }
-    round_ = 0;
-    op_ = begin;
-    settle();
-  }
-  // Move to the next op of this round that has a slice in it, or to the next round or phase.
-  void settle() {
-    while (phaseBegin_ < ops_.size()) {
-      while (op_ < phaseEnd_ && sliceCount(ops_[op_].count(), slice_) <= round_) ++op_;
-      if (op_ < phaseEnd_) return;
-      if (++round_ < rounds_) {
-        op_ = phaseBegin_;
-        continue;
-      }
-      startPhase(phaseEnd_);
-      return;
-    }
-  }
-
-  const std::vector<Op>& ops_;
-  std::int64_t slice_;
-  std::size_t phaseBegin_ = 0, phaseEnd_ = 0, op_ = 0;
-  std::int64_t round_ = 0, rounds_ = 0;
 };
 
 namespace detail {
@@ -112,7 +54,7 @@ template <class T, class Combine>
 void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine combine,
                InterpretOptions options = {}) {
   if (static_cast<int>(bufs.size()) != plan.nranks || static_cast<int>(plan.ranks.size()) != plan.nranks)
-    throw std::invalid_argument("interpret: need one RankBuffers per rank");
+    throw InvalidArgument("interpret: need one RankBuffers per rank");
   const int n = plan.nranks;
   std::map<std::pair<int, int>, std::deque<detail::InFlight<T>>> channels;  // (from, to)
   std::vector<SliceCursor> cursors;

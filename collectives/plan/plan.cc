@@ -4,6 +4,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "collectives/core/errors.h"
+
 namespace cclab::plan {
 
 std::size_t Plan::opCount() const {
@@ -47,13 +49,18 @@ bool hasGenerator(Collective c, Algorithm a) {
   return false;
 }
 
+Algorithm generatedAlgorithm(Collective c, Algorithm a) {
+  if (!isRooted(c) || !hasGenerator(c, a)) return a;
+  return (a == Algorithm::Ring || a == Algorithm::Chain) ? Algorithm::Chain : Algorithm::Tree;
+}
+
 Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root) {
-  if (nranks < 1) throw std::invalid_argument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
-  if (count < 0) throw std::invalid_argument("makePlan: count must be >= 0, got " + std::to_string(count));
+  if (nranks < 1) throw InvalidArgument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
+  if (count < 0) throw InvalidArgument("makePlan: count must be >= 0, got " + std::to_string(count));
   if (root < 0 || root >= nranks)
-    throw std::invalid_argument("makePlan: root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks));
+    throw InvalidArgument("makePlan: root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks));
   if (!hasGenerator(c, a))
-    throw std::invalid_argument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
+    throw InvalidArgument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
   switch (c) {
     case Collective::AllReduce:
       switch (a) {
@@ -73,7 +80,7 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
       return (a == Algorithm::Ring || a == Algorithm::Chain) ? reduceChain(nranks, count, root)
                                                              : reduceTree(nranks, count, root);
   }
-  throw std::invalid_argument("makePlan: unknown collective");
+  throw InvalidArgument("makePlan: unknown collective");
 }
 
 std::string_view name(Collective c) {
@@ -123,14 +130,14 @@ Algorithm parseAlgorithm(std::string_view s) {
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
                       Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Auto})
     if (s == name(a)) return a;
-  throw std::invalid_argument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, rd, chain, auto)");
+  throw InvalidArgument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, rd, chain, auto)");
 }
 
 Collective parseCollective(std::string_view s) {
   for (Collective c : {Collective::AllReduce, Collective::ReduceScatter, Collective::AllGather, Collective::Broadcast,
                        Collective::Reduce})
     if (s == name(c)) return c;
-  throw std::invalid_argument("unknown collective '" + std::string(s) + "'");
+  throw InvalidArgument("unknown collective '" + std::string(s) + "'");
 }
 
 namespace {

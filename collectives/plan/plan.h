@@ -2,7 +2,7 @@
 //
 // A Plan says, for every rank, an ordered list of ops: which element range it sends to whom, receives
 // from whom, and whether it reduces or copies. The host executor, the CUDA executor and the simulator
-// all consume the same Plan (see ../shared/DESIGN.md, "One plan, three consumers").
+// all consume the same Plan (see docs/design.md, "One plan, three consumers").
 //
 // Semantics every consumer honours:
 //  - Ranges are in elements of the collective's data type, over a rank's Input, Output or Scratch buffer.
@@ -78,6 +78,12 @@ struct BufferCounts {
   std::int64_t output = 0;
 };
 BufferCounts bufferCounts(Collective c, int nranks, std::int64_t count);
+// Broadcast and Reduce have a root (and nccl-tests prints -1 as the root of the others).
+constexpr bool isRooted(Collective c) { return c == Collective::Broadcast || c == Collective::Reduce; }
+// The collectives that combine values with a reduction op (the others only move data).
+constexpr bool reduces(Collective c) {
+  return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce;
+}
 
 // In-place layout, as NCCL defines it: the element offset of the input inside the output buffer
 // (AllGather: rank*count) or of the output inside the input (ReduceScatter: rank*count); 0 otherwise.
@@ -97,10 +103,14 @@ Plan broadcastTree(int nranks, std::int64_t count, int root);
 Plan reduceChain(int nranks, std::int64_t count, int root);
 Plan reduceTree(int nranks, std::int64_t count, int root);
 
-// Dispatch by collective and algorithm; throws std::invalid_argument for a combination that does
+// Dispatch by collective and algorithm; throws cclab::InvalidArgument for a combination that does
 // not exist (e.g. ReduceScatter with Tree) or bad nranks/count/root.
 Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root = 0);
 bool hasGenerator(Collective c, Algorithm a);
+// The algorithm of the plan makePlan(c, a) really writes (its Plan::algorithm): Broadcast and Reduce
+// run "dbtree" as the plain tree (one tree already uses every link once) and "ring" as the chain
+// (NCCL's name for it). Everything else, and a combination without a generator, is returned as is.
+Algorithm generatedAlgorithm(Collective c, Algorithm a);
 
 // The chunk [offset, offset+count) of `total` elements that chunk i of n gets: the first total%n
 // chunks are one element longer. Every generator that splits data uses this one function.
@@ -114,7 +124,7 @@ std::string_view name(Collective c);
 std::string_view name(Algorithm a);
 std::string_view name(OpKind k);
 std::string_view name(Buf b);
-// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "auto"; throws std::invalid_argument otherwise.
+// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "auto"; throws cclab::InvalidArgument otherwise.
 Algorithm parseAlgorithm(std::string_view s);
 Collective parseCollective(std::string_view s);
 

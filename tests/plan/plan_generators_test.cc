@@ -6,6 +6,7 @@
 
 #include <set>
 
+#include "collectives/core/errors.h"
 #include "collectives/plan/binary_tree.h"
 #include "collectives/plan/validate.h"
 #include "tests/plan/generator_cases.h"
@@ -103,11 +104,11 @@ TEST(BinaryTrees, DoubleTreeLeavesAreInteriorInTheOtherTree) {
 }
 
 TEST(Dispatch, RejectsBadArguments) {
-  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 0, 10), std::invalid_argument);
-  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 4, -1), std::invalid_argument);
-  EXPECT_THROW(makePlan(Collective::Broadcast, Algorithm::Chain, 4, 10, 4), std::invalid_argument);
-  EXPECT_THROW(makePlan(Collective::ReduceScatter, Algorithm::Tree, 4, 10), std::invalid_argument);
-  EXPECT_THROW(parseAlgorithm("rign"), std::invalid_argument);
+  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 0, 10), cclab::InvalidArgument);
+  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 4, -1), cclab::InvalidArgument);
+  EXPECT_THROW(makePlan(Collective::Broadcast, Algorithm::Chain, 4, 10, 4), cclab::InvalidArgument);
+  EXPECT_THROW(makePlan(Collective::ReduceScatter, Algorithm::Tree, 4, 10), cclab::InvalidArgument);
+  EXPECT_THROW(parseAlgorithm("rign"), cclab::InvalidArgument);
   EXPECT_EQ(parseAlgorithm("dbtree"), Algorithm::DoubleBinaryTree);
 }
 

@@ -47,9 +47,9 @@ void runPlan(const Plan& plan, DataType t, ReduceOp op, std::vector<std::vector<
     case 4: runTyped<4>(plan, t, op, in, out, slice); break;
     default: runTyped<8>(plan, t, op, in, out, slice); break;
   }
-  if (op == ReduceOp::Avg && plan.collective != Collective::AllGather && plan.collective != Collective::Broadcast)
+  if (op == ReduceOp::Avg && reduces(plan.collective))
     for (int r = 0; r < plan.nranks; ++r)
-      if (plan.collective != Collective::Reduce || r == plan.root)
+      if (!isRooted(plan.collective) || r == plan.root)
         finishAvg(out[r].data(), out[r].size() / sizeOf(t), t, plan.nranks);
 }
 
@@ -97,14 +97,13 @@ class InterpreterTest : public ::testing::TestWithParam<Case> {};
 
 TEST_P(InterpreterTest, EveryTypeOpRankCountAndAwkwardCount) {
   const Case c = GetParam();
-  const bool reduces = c.collective == Collective::AllReduce || c.collective == Collective::ReduceScatter ||
-                       c.collective == Collective::Reduce;
+  const bool reducing = reduces(c.collective);
   constexpr std::int64_t kPrime = 1031;
   for (int p = 1; p <= 16; ++p)
     for (std::int64_t n : std::set<std::int64_t>{0, 1, p - 1, p + 1, kPrime})
       for (DataType t : kAllDataTypes)
         for (ReduceOp op : kAllReduceOps) {
-          if (!reduces && op != ReduceOp::Sum) continue;
+          if (!reducing && op != ReduceOp::Sum) continue;
           check(c, p, n, t, op, n == kPrime ? 100 : 0);
         }
 }

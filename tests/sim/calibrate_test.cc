@@ -5,6 +5,7 @@
 #include "sim/calibrate.h"
 #include "sim/measured.h"
 #include "sim/presets.h"
+#include "tests/sim/uniform_topology.h"
 
 using namespace cclab;
 using namespace cclab::sim;
@@ -36,7 +37,7 @@ std::vector<Bytes> sweep(Bytes from, Bytes to) {
 TEST(Calibrate, RecoversAlphaBetaGammaOnASwitch) {
   TopologySpec truth;
   truth.name = "truth";
-  truth.kind = "switch";
+  truth.kind = TopologyKind::Switch;
   truth.ranks = 8;
   truth.classes["link"] = {2.0, 20.0};
   truth.compute.reduceBandwidth = 12.0;
@@ -120,4 +121,47 @@ TEST(Measured, BadFilesNameTheField) {
   EXPECT_NE(err(R"({"nranks":2})").find("'results'"), std::string::npos);
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
+}
+
+TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
+  // Only α and β are free; the measurements are replays with α = 4.5 µs and 37 GB/s on a fully
+  // connected topology of 5 ranks, at awkward sizes; the fit starts a factor of 6 away from both.
+  const TopologySpec truth = cclab::sim::testing::uniformTopology(TopologyKind::FullyConnected, 5, 4.5, 37.0);
+  std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 5, {1000, 77777, 1234560, 9999992, 31000000}),
+                                  synthetic(truth, plan::Algorithm::Tree, 5, {4004, 640000, 7000004})};
+  TopologySpec start = truth;
+  start.classes["link"] = {0.75, 222.0};
+  CalibrationOptions o;
+  o.params = {"classes.link.latency_us", "classes.link.bandwidth_gbps"};
+  o.sliceBytes = 0;  // auto slicing, as synthetic() measured
+  const auto r = calibrate(start, fit, {}, o);
+  EXPECT_NEAR(r.fitted.at("classes.link.latency_us"), 4.5, 1e-4 * 4.5);
+  EXPECT_NEAR(r.fitted.at("classes.link.bandwidth_gbps"), 37.0, 1e-4 * 37.0);
+  EXPECT_TRUE(r.unidentified.empty());
+}
+
+TEST(Calibrate, SplitsFittedFromHeldOutPoints) {
+  auto file = [](const char* name, std::vector<Bytes> sizes) {
+    Measurement m;
+    m.source = name;
+    m.nranks = 2;
+    for (Bytes s : sizes) m.points.push_back({s, s / 4, 1.0 + static_cast<double>(s)});
+    return m;
+  };
+  const auto sets = splitForCalibration({file("a", {4, 64, 1024, 4096}), file("b", {64, 128})}, {file("c", {8, 2048})},
+                                        {1024, 128}, 64);
+  auto sizesOf = [](const Measurement& m) {
+    std::vector<Bytes> s;
+    for (const auto& pt : m.points) s.push_back(pt.size);
+    return s;
+  };
+  ASSERT_EQ(sets.fit.size(), 2u);
+  EXPECT_EQ(sizesOf(sets.fit[0]), (std::vector<Bytes>{64, 4096}));
+  EXPECT_EQ(sizesOf(sets.fit[1]), (std::vector<Bytes>{64}));
+  ASSERT_EQ(sets.check.size(), 3u);
+  EXPECT_EQ(sets.check[0].source, "a");
+  EXPECT_EQ(sizesOf(sets.check[0]), (std::vector<Bytes>{1024}));
+  EXPECT_EQ(sizesOf(sets.check[1]), (std::vector<Bytes>{128}));
+  EXPECT_EQ(sets.check[2].source, "c");
+  EXPECT_EQ(sizesOf(sets.check[2]), (std::vector<Bytes>{2048}));
 }

@@ -1,6 +1,7 @@
 // The cclab-sim executable: usage errors exit 2 with one line naming the problem.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -61,4 +62,60 @@ TEST(Cli, ScaleAndStraggler) {
   const CliRun g = run("straggler --topo dgx-h100 --rank 2 --slowdown 2 --sizes 1M --algos ring,tree");
   ASSERT_EQ(g.status, 0) << g.output;
   EXPECT_NE(g.output.find("ring"), std::string::npos);
+}
+
+TEST(Cli, ZeroRanksOrNodesAreRefusedNotIgnored) {
+  for (const char* args : {"allreduce -g 0 -b 8 -e 8", "allreduce --topo cluster --nodes 0 -b 8 -e 8",
+                           "allreduce --topo cluster --gpus 0 -b 8 -e 8", "scale --nodes 0", "scale --nodes 0..4"}) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
+  }
+}
+
+TEST(Cli, AlgorithmErrorsListEveryAlgorithmFromTheTable) {
+  const CliRun r = run("allreduce --algo spiral");
+  EXPECT_EQ(r.status, 2);
+  EXPECT_NE(r.output.find("ring, tree, dbtree, rhd, rd, chain, hier-ring, hier-tree"), std::string::npos) << r.output;
+  EXPECT_EQ(run("allreduce --algo rd -b 8 -e 64").status, 0);
+}
+
+TEST(Cli, BroadcastDbtreeReportsTheTreeItRuns) {
+  const CliRun r = run("broadcast --algo dbtree -b 1M -e 1M");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("algo=tree "), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("dbtree"), std::string::npos) << r.output;
+  const CliRun same = run("broadcast --algo tree -b 1M -e 1M");
+  EXPECT_EQ(r.output, same.output);
+}
+
+TEST(Cli, StragglerFlagInTheSharedSyntaxMatchesTheOldFlags) {
+  const CliRun old = run("straggler --rank 2 --slowdown 3 --delay 5 --sizes 1M --algos ring,rd");
+  const CliRun now = run("straggler --straggler 2:delay=5us,compute=3,link=3 --sizes 1M --algos ring,rd");
+  ASSERT_EQ(old.status, 0) << old.output;
+  ASSERT_EQ(now.status, 0) << now.output;
+  EXPECT_EQ(old.output, now.output);
+  EXPECT_EQ(run("straggler --straggler 2:speed=3").status, 2);
+  EXPECT_EQ(run("straggler --straggler 99:2").status, 2);
+}
+
+TEST(Cli, OutputsAreCheckedBeforeTheWorkAndReplayRefusesRunaways) {
+  const CliRun dir = run("allreduce -b 8 -e 8 -J " + std::filesystem::temp_directory_path().string());
+  EXPECT_EQ(dir.status, 2) << dir.output;
+  EXPECT_NE(dir.output.find("-J"), std::string::npos) << dir.output;
+  const CliRun big = run("allreduce -g 100000 -b 8 -e 8");
+  EXPECT_EQ(big.status, 2) << big.output;
+  EXPECT_NE(big.output.find("--model analytic"), std::string::npos) << big.output;
+  EXPECT_EQ(run("allreduce -g 100000 -b 8 -e 8 --model analytic").status, 0);
+  EXPECT_EQ(run("bench --ranks 100000").status, 2);
+}
+
+TEST(Cli, ScaleWritesItsCrossoversToJson) {
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_cli_scale.json";
+  const CliRun r = run("scale --topo cluster --nodes 2 --gpus 4 --size 1M --algos ring -J " + path.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  std::ifstream in(path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("tree_vs_ring_bytes"), std::string::npos);
+  std::filesystem::remove(path);
 }

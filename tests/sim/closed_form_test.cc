@@ -25,7 +25,7 @@ constexpr GBps kLink = 10, kReduce = 7, kCopy = 13;
 TopologySpec uniform(int p) {
   TopologySpec s;
   s.name = "uniform";
-  s.kind = "fully_connected";
+  s.kind = TopologyKind::FullyConnected;
   s.ranks = p;
   s.classes["link"] = {kLatency, kLink};
   s.compute = {kReduce, kCopy, 0};
@@ -136,7 +136,7 @@ TEST(ClosedForm, RingBandwidthTermIsTheLowerBound) {
 TEST(ClosedForm, RingOnASwitchMatches) {
   for (int p : {2, 8, 64, 256}) {
     TopologySpec s = uniform(p);
-    s.kind = "switch";
+    s.kind = TopologyKind::Switch;
     const Topology topo(s);
     const std::int64_t count = evenCount(p);
     const CostParams k = effectiveParams(topo, Collective::AllReduce, Algorithm::Ring, p);
@@ -172,5 +172,5 @@ TEST(ClosedForm, HierarchicalReducesToRingOnOneNode) {
 }
 
 TEST(ClosedForm, PredictRejectsMissingGenerators) {
-  EXPECT_THROW(predict({Collective::ReduceScatter, Algorithm::Tree, 4, 100, 4, 0}, uniformParams()), std::invalid_argument);
+  EXPECT_THROW(predict({Collective::ReduceScatter, Algorithm::Tree, 4, 100, 4, 0}, uniformParams()), cclab::InvalidArgument);
 }

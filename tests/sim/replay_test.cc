@@ -20,7 +20,7 @@ namespace {
 TopologySpec switchOf(int p, Micros lat = 1, GBps bw = 10) {
   TopologySpec s;
   s.name = "sw";
-  s.kind = "switch";
+  s.kind = TopologyKind::Switch;
   s.ranks = p;
   s.classes["link"] = {lat, bw};
   return s;
@@ -94,8 +94,7 @@ TEST(Replay, StartDelayOfOneRankDelaysTheRing) {
   ReplayOptions o;
   o.sliceElems = -1;
   const Micros base = replay(pl, t, o).time;
-  o.startDelay.assign(p, 0.0);
-  o.startDelay[3] = 100;
+  o.stragglers = {Straggler{.rank = 3, .startDelay = std::chrono::microseconds(100)}};
   EXPECT_NEAR(replay(pl, t, o).time, base + 100, 1e-9);
 }
 
@@ -113,11 +112,38 @@ TEST(Replay, SlowLinkAndSlowComputeSlowTheRing) {
   const Micros slowLink = replay(pl, t, link).time;
   EXPECT_GT(slowLink, 1.3 * base);
   ReplayOptions comp = o;
-  comp.computeSlowdown.assign(p, 1.0);
-  comp.computeSlowdown[5] = 4.0;
+  comp.stragglers = {Straggler{.rank = 5, .computeFactor = 4.0}};
   const Micros slowCompute = replay(pl, t, comp).time;
   EXPECT_GT(slowCompute, 1.05 * base);
   EXPECT_LT(slowCompute, 4.0 * base);
+}
+
+TEST(Replay, RefusesRunawaySliceCountsBeforeStarting) {
+  const Topology t(switchOf(8));
+  const auto pl = plan::allReduceRing(8, std::int64_t{1} << 28);  // 1 GiB of floats
+  ReplayOptions o;
+  o.sliceElems = 1;  // 8 ranks x 28 ops x 2^25 slices: 7.5e9 op-slices
+  EXPECT_THROW(replay(pl, t, o), cclab::InvalidArgument);
+  o.sliceElems = 1 << 20;  // 8 x 28 x 32 op-slices: runs
+  EXPECT_GT(replay(pl, t, o).time, 0);
+}
+
+TEST(Replay, StragglerLinkFactorSlowsBothDirectionsOfItsLinks) {
+  const int p = 6;
+  const Topology t(switchOf(p, 0.5, 10));
+  const auto pl = plan::allReduceRing(p, 3001);
+  ReplayOptions byStraggler;
+  byStraggler.stragglers = {Straggler{.rank = 2, .linkFactor = 3.0}};
+  ReplayOptions byResource;
+  byResource.resourceSlowdown.assign(t.resources().size(), 1.0);
+  for (int id : t.rankLinks(2)) byResource.resourceSlowdown[static_cast<std::size_t>(id)] = 3.0;
+  const Micros slow = replay(pl, t, byStraggler).time;
+  EXPECT_DOUBLE_EQ(slow, replay(pl, t, byResource).time);
+  EXPECT_GT(slow, replay(pl, t).time);
+  // A straggler on a rank the plan does not have changes nothing.
+  ReplayOptions outside;
+  outside.stragglers = {Straggler{.rank = p + 3, .startDelay = std::chrono::seconds(1), .linkFactor = 5.0}};
+  EXPECT_DOUBLE_EQ(replay(pl, t, outside).time, replay(pl, t).time);
 }
 
 TEST(Replay, TraceAndUtilisation) {
@@ -155,7 +181,7 @@ TEST(Replay, DeadlockAndSizeErrors) {
   pl.ranks[1].push_back({plan::OpKind::Recv, 0, 0, {}, {plan::Buf::Output, 0, 4}});
   const Topology t(switchOf(2));
   EXPECT_THROW(replay(pl, t), std::runtime_error);
-  EXPECT_THROW(replay(plan::allReduceRing(4, 16), t), std::invalid_argument);
+  EXPECT_THROW(replay(plan::allReduceRing(4, 16), t), cclab::InvalidArgument);
 }
 
 TEST(Replay, ManyRanksStaysExact) {

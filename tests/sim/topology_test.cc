@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collectives/core/errors.h"
+#include "sim/measured.h"
 #include "sim/presets.h"
 #include "sim/topology.h"
 #include "sim/topology_json.h"
@@ -157,3 +159,90 @@ TEST(Topology, BadFileOnDiskNamesFileAndField) {
   std::filesystem::remove(path);
   EXPECT_THROW(resolveTopology("no-such-preset-or-file"), TopologyError);
 }
+
+namespace cclab::sim {
+namespace {
+
+// Writes `text` to a temporary file and returns the error message loading it gives ("" if none).
+std::string loadError(const std::string& text, bool measured = false) {
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_refusal.json";
+  std::ofstream(path) << text;
+  std::string what;
+  try {
+    if (measured)
+      loadMeasurement(path.string());
+    else
+      loadTopologyFile(path.string());
+  } catch (const InvalidArgument& e) {
+    what = e.what();
+  }
+  std::filesystem::remove(path);
+  return what;
+}
+
+TEST(Refusals, NonPhysicalTopologyValuesNameTheField) {
+  const std::string head = R"({"kind":"switch","ranks":4,"classes":{"link":)";
+  EXPECT_NE(loadError(head + R"({"latency_us":1e308,"bandwidth_gbps":5}}})").find("classes.link.latency_us"), std::string::npos);
+  EXPECT_NE(loadError(head + R"({"latency_us":1,"bandwidth_gbps":1e-300}}})").find("classes.link.bandwidth_gbps"),
+            std::string::npos);
+  EXPECT_NE(loadError(head + R"({"latency_us":1,"bandwidth_gbps":5}},"protocol_efficiency":1e-300})").find("protocol_efficiency"),
+            std::string::npos);
+  EXPECT_NE(loadError(head + R"({"latency_us":1,"bandwidth_gbps":5}},"compute":{"reduce_gbps":1e300}})").find("compute.reduce_gbps"),
+            std::string::npos);
+  EXPECT_EQ(loadError(head + R"({"latency_us":1,"bandwidth_gbps":5}}})"), "");
+  const std::string overflow = loadError(head + R"({"latency_us":1e400,"bandwidth_gbps":5}}})");
+  EXPECT_NE(overflow.find("out of range"), std::string::npos) << overflow;
+  EXPECT_NE(overflow.find("cclab_sim_refusal.json"), std::string::npos) << overflow;
+}
+
+TEST(Refusals, DirectoriesAndMissingFilesAreNamed) {
+  const std::string dir = std::filesystem::temp_directory_path().string();
+  for (bool measured : {false, true}) {
+    try {
+      if (measured)
+        loadMeasurement(dir);
+      else
+        loadTopologyFile(dir);
+      FAIL() << "loaded a directory";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find("is a directory"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find(dir), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW(loadMeasurement("/no/such/file.json"), MeasuredError);
+}
+
+TEST(Refusals, MeasuredFilesWithRunawayRankCountsOrNumbers) {
+  const std::string rows = R"(,"results":[{"size":1024,"time_us":5}]})";
+  EXPECT_EQ(loadError(R"({"nranks":4)" + rows, true), "");
+  for (const char* nranks : {"20000", "1e30", "0", "2.5", "-3"}) {
+    const std::string what = loadError(std::string(R"({"nranks":)") + nranks + rows, true);
+    EXPECT_NE(what.find("'nranks'"), std::string::npos) << nranks << ": " << what;
+  }
+  EXPECT_NE(loadError(R"({"nranks":4,"results":[{"size":1e300,"time_us":5}]})", true).find("results[0].size"), std::string::npos);
+  EXPECT_NE(loadError(R"({"nranks":4,"results":[{"size":8,"time_us":1e300}]})", true).find("time_us"), std::string::npos);
+  std::string many = R"({"nranks":2,"results":[)";
+  for (std::size_t i = 0; i <= kMaxMeasuredRows; ++i) many += std::string(i ? "," : "") + R"({"size":8,"time_us":1})";
+  EXPECT_NE(loadError(many + "]}", true).find("'results'"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace cclab::sim
+
+namespace cclab::sim {
+namespace {
+
+TEST(TopologyKinds, NamesRoundTripAndAnUnknownKindListsThemAll) {
+  for (TopologyKind k : {TopologyKind::Switch, TopologyKind::FullyConnected, TopologyKind::Pcie, TopologyKind::Cluster,
+                         TopologyKind::Host, TopologyKind::Graph})
+    EXPECT_EQ(parseTopologyKind(name(k)), k);
+  try {
+    parseTopologyKind("torus");
+    FAIL() << "torus parsed";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find("switch, fully_connected, pcie, cluster, host, graph"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclab::sim

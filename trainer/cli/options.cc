@@ -89,11 +89,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   t.widths = parseWidths(widths);
   t.remainder = parseRemainder(remainder);
   t.sync.backend = parseBackend(backend);
-  try {
-    t.sync.algorithm = plan::parseAlgorithm(algo);
-  } catch (const std::invalid_argument& e) {
-    throw InvalidArgument(e.what());
-  }
+  t.sync.algorithm = plan::parseAlgorithm(algo);  // throws InvalidArgument
   // Sizes as every cclab tool reads them (collectives/conventions/size.h: 64K, 64KiB, 25M, 1G).
   t.sync.bucketBytes = static_cast<std::size_t>(conventions::parseSize(bucket, "--bucket"));
   t.sync.firstBucketBytes = static_cast<std::size_t>(conventions::parseSize(firstBucket, "--first-bucket"));

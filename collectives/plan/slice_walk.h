@@ -1,0 +1,85 @@
+// The executors' order, written once: every consumer of a plan (interpret.h, the host and CUDA
+// executors, the simulator's replay) walks a rank's ops with SliceWalker.
+//
+// Order (plan.h): phase by phase; inside a phase slice-major: slice 0 of every op of the phase in op
+// order, then slice 1, and so on; an op with fewer slices than the phase's longest is skipped once its
+// slices are done; empty ops have no slice at all.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <utility>
+#include <vector>
+
+#include "collectives/plan/plan.h"
+
+namespace cclab::plan {
+
+// Number of slices an op of `count` elements is cut into (0 for an empty op; 1 when sliceElems <= 0).
+inline std::int64_t sliceCount(std::int64_t count, std::int64_t sliceElems) {
+  if (count <= 0) return 0;
+  if (sliceElems <= 0) return 1;
+  return (count + sliceElems - 1) / sliceElems;
+}
+
+// Walks one rank's (op, slice) pairs in executor order. `Step` is anything with `count()` (elements)
+// and `phase`: plan::Op, or a consumer's compiled form of it (sim/replay.cc).
+template <class Step>
+class SliceWalker {
+ public:
+  SliceWalker(const std::vector<Step>& steps, std::int64_t sliceElems) : steps_(&steps), slice_(sliceElems) {
+    startPhase(0);
+  }
+  [[nodiscard]] bool done() const { return phaseBegin_ >= steps_->size(); }
+  [[nodiscard]] std::size_t opIndex() const { return op_; }
+  [[nodiscard]] std::int64_t sliceIndex() const { return round_; }
+  // Element range [lo, hi) of the current slice, relative to the op's range.
+  [[nodiscard]] std::pair<std::int64_t, std::int64_t> sliceRange() const {
+    const std::int64_t n = (*steps_)[op_].count();
+    if (slice_ <= 0) return {0, n};
+    return {round_ * slice_, std::min(n, (round_ + 1) * slice_)};
+  }
+  void advance() {
+    ++op_;
+    settle();
+  }
+
+ private:
+  void startPhase(std::size_t begin) {
+    const auto& s = *steps_;
+    phaseBegin_ = begin;
+    phaseEnd_ = begin;
+    rounds_ = 0;
+    while (phaseEnd_ < s.size() && s[phaseEnd_].phase == s[begin].phase) {
+      rounds_ = std::max(rounds_, sliceCount(s[phaseEnd_].count(), slice_));
+      ++phaseEnd_;
+    }
+    round_ = 0;
+    op_ = begin;
+    settle();
+  }
+  // Move to the next op of this round that has a slice in it, or to the next round or phase.
+  void settle() {
+    const auto& s = *steps_;
+    while (phaseBegin_ < s.size()) {
+      while (op_ < phaseEnd_ && sliceCount(s[op_].count(), slice_) <= round_) ++op_;
+      if (op_ < phaseEnd_) return;
+      if (++round_ < rounds_) {
+        op_ = phaseBegin_;
+        continue;
+      }
+      startPhase(phaseEnd_);
+      return;
+    }
+  }
+
+  const std::vector<Step>* steps_;
+  std::int64_t slice_;
+  std::size_t phaseBegin_ = 0, phaseEnd_ = 0, op_ = 0;
+  std::int64_t round_ = 0, rounds_ = 0;
+};
+
+// The walker over a plan's own ops (the interpreter and the executors).
+using SliceCursor = SliceWalker<Op>;
+
+}  // namespace cclab::plan

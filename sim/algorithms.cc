@@ -1,0 +1,63 @@
+// The one table of the simulator's algorithm names (algorithms.h).
+#include "sim/algorithms.h"
+
+#include <vector>
+
+#include "collectives/core/errors.h"
+
+namespace cclab::sim {
+
+namespace {
+
+std::vector<SimAlgorithmInfo> buildTable() {
+  using A = plan::Algorithm;
+  using S = SimAlgorithm;
+  const std::pair<S, A> plain[] = {{S::Ring, A::Ring}, {S::Tree, A::Tree}, {S::DoubleBinaryTree, A::DoubleBinaryTree},
+                                   {S::HalvingDoubling, A::HalvingDoubling}, {S::RecursiveDoubling, A::RecursiveDoubling},
+                                   {S::Chain, A::Chain}};
+  std::vector<SimAlgorithmInfo> t;
+  for (const auto& [s, a] : plain) t.push_back({s, a, false, std::string(plan::name(a))});
+  for (const auto& [s, a] : {std::pair{S::HierarchicalRing, A::Ring}, std::pair{S::HierarchicalTree, A::Tree}})
+    t.push_back({s, a, true, "hier-" + std::string(plan::name(a))});
+  return t;
+}
+
+}  // namespace
+
+std::span<const SimAlgorithmInfo> simAlgorithms() {
+  static const std::vector<SimAlgorithmInfo> table = buildTable();
+  return table;
+}
+
+const SimAlgorithmInfo& infoOf(SimAlgorithm a) {
+  for (const auto& i : simAlgorithms())
+    if (i.id == a) return i;
+  throw InvalidArgument("unknown simulator algorithm " + std::to_string(static_cast<int>(a)));
+}
+
+std::string_view name(SimAlgorithm a) { return infoOf(a).name; }
+
+std::string algorithmNames() {
+  std::string s;
+  for (const auto& i : simAlgorithms()) s += (s.empty() ? "" : ", ") + i.name;
+  return s;
+}
+
+SimAlgorithm parseSimAlgorithm(std::string_view text) {
+  for (const auto& i : simAlgorithms())
+    if (text == i.name) return i.id;
+  throw InvalidArgument("--algo '" + std::string(text) + "' is not one of " + algorithmNames());
+}
+
+void checkAlgorithm(plan::Collective c, SimAlgorithm a, bool isCluster) {
+  const auto& i = infoOf(a);
+  if (i.hierarchical) {
+    if (c != plan::Collective::AllReduce) throw InvalidArgument("--algo " + i.name + " exists for allreduce only");
+    if (!isCluster) throw InvalidArgument("--algo " + i.name + " needs a cluster topology");
+    return;
+  }
+  if (!plan::hasGenerator(c, i.planAlgorithm))
+    throw InvalidArgument("--algo " + i.name + " has no plan for " + std::string(plan::name(c)));
+}
+
+}  // namespace cclab::sim

@@ -1,0 +1,44 @@
+// One prediction of one collective call: by replaying its plan on a topology or by the closed forms
+// (analytic.h); hierarchical algorithms have no plan, so they are always analytic.
+#pragma once
+
+#include <cstdint>
+#include <string_view>
+
+#include "collectives/plan/plan.h"
+#include "sim/algorithms.h"
+#include "sim/replay.h"
+#include "sim/topology.h"
+
+namespace cclab::sim {
+
+enum class Model : std::uint8_t { Replay, Analytic };
+std::string_view name(Model m);
+Model parseModel(std::string_view text);  // "replay" or "analytic"; InvalidArgument naming --model
+
+// Slice size in bytes as the command line gives it: > 0 a size, 0 auto, -1 whole ops.
+inline constexpr std::int64_t kAutoSlice = 0;
+inline constexpr std::int64_t kWholeOps = -1;
+// The same in elements of `elemSize` bytes (replay's ReplayOptions::sliceElems, analytic Schedule).
+std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t elemSize);
+
+struct Predictor {
+  const Topology& topo;
+  Model model = Model::Replay;
+  std::int64_t sliceBytes = kAutoSlice;
+  std::int64_t elemSize = 4;
+  int root = 0;
+  ReplayOptions replayOptions = {};  // stragglers, trace
+
+  // The model really used for `a` (hierarchical algorithms: always analytic).
+  [[nodiscard]] Model modelFor(SimAlgorithm a) const;
+  // Time of collective c with algorithm a on p ranks, NCCL API count `count`; a replay's details go to
+  // `detail` when given.
+  Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const;
+};
+
+// The name of the algorithm really run for `a` on c: Broadcast and Reduce run "dbtree" as the plain
+// tree and "ring" as the chain (plan::generatedAlgorithm), so the tables say "tree" and "chain".
+std::string ranAlgorithmName(plan::Collective c, SimAlgorithm a);
+
+}  // namespace cclab::sim
