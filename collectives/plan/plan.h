@@ -2,7 +2,7 @@
 //
 // A Plan says, for every rank, an ordered list of ops: which element range it sends to whom, receives
 // from whom, and whether it reduces or copies. The host executor, the CUDA executor and the simulator
-// all consume the same Plan (see ../shared/DESIGN.md, "One plan, three consumers").
+// all consume the same Plan (see docs/design.md, "One plan, three consumers").
 //
 // Semantics every consumer honours:
 //  - Ranges are in elements of the collective's data type, over a rank's Input, Output or Scratch buffer.
