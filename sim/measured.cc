@@ -1,5 +1,6 @@
 #include "sim/measured.h"
 
+#include <cmath>
 #include <fstream>
 #include <map>
 
@@ -16,6 +17,16 @@ double number(const json& j, const std::string& source, const std::string& field
   if (!j.is_number()) bad(source, field, "must be a number (got " + j.dump() + ")");
   return j.get<double>();
 }
+
+// A whole number in [lo, hi], checked before the cast (a double outside the target type is undefined).
+std::int64_t wholeNumber(const json& j, const std::string& source, const std::string& field, double lo, double hi) {
+  const double x = number(j, source, field);
+  if (!(x >= lo && x <= hi) || x != std::floor(x)) bad(source, field, "must be a whole number in range (got " + j.dump() + ")");
+  return static_cast<std::int64_t>(x);
+}
+
+constexpr double kMaxRanks = 1 << 30;        // as topology files
+constexpr double kMaxBytes = 0x1p62;         // far above any buffer, far below int64 overflow
 
 }  // namespace
 
@@ -44,8 +55,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     bad(source, "algo", "is not a known algorithm (got " + j.value("algo", json()).dump() + ")");
   }
   if (!j.contains("nranks")) bad(source, "nranks", "is missing");
-  m.nranks = static_cast<int>(number(j["nranks"], source, "nranks"));
-  if (m.nranks < 1) bad(source, "nranks", "must be >= 1");
+  m.nranks = static_cast<int>(wholeNumber(j["nranks"], source, "nranks", 1, kMaxRanks));
   m.type = j.value("type", std::string("float"));
   try {
     m.elemSize = elemSizeOf(m.type);
@@ -60,7 +70,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     if (!r.is_object()) bad(source, f, "must be an object");
     MeasuredPoint pt;
     if (!r.contains("size")) bad(source, f + ".size", "is missing");
-    pt.size = static_cast<Bytes>(number(r["size"], source, f + ".size"));
+    pt.size = wholeNumber(r["size"], source, f + ".size", 0, kMaxBytes);
     const std::int64_t elems = pt.size / m.elemSize;  // nccl-tests' count column is size / type size
     // NCCL API count: per rank for allgather and reducescatter (the size column is the total).
     const bool perRank = m.collective == plan::Collective::AllGather || m.collective == plan::Collective::ReduceScatter;
@@ -87,7 +97,7 @@ Measurement loadMeasurement(const std::string& path) {
   json j;
   try {
     j = json::parse(in);
-  } catch (const json::parse_error& e) {
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for a number like 1e999
     throw MeasuredError("measured file '" + path + "': not valid JSON: " + e.what());
   }
   return parseMeasurement(j, path);

@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "sim/calibrate.h"
 #include "sim/measured.h"
@@ -120,4 +122,32 @@ TEST(Measured, BadFilesNameTheField) {
   EXPECT_NE(err(R"({"nranks":2})").find("'results'"), std::string::npos);
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
   EXPECT_NE(err(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
+}
+
+// Found by fuzz/measured_fuzz: nranks and size were cast from double unchecked (1e300 is undefined
+// behaviour, 2.5 ranks became 2), and a number beyond double (1e999) escaped as a JSON library exception.
+TEST(Measured, FuzzFoundCastsAreChecked) {
+  auto err = [](const char* text) -> std::string {
+    try {
+      parseMeasurement(nlohmann::json::parse(text), "f");
+    } catch (const MeasuredError& e) {
+      return e.what();
+    }
+    return "";
+  };
+  EXPECT_NE(err(R"({"nranks":2.5,"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":1e300,"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(err(R"({"nranks":2,"results":[{"size":1e30,"time_us":1}]})").find("'results[0].size'"), std::string::npos);
+  EXPECT_EQ(err(R"({"nranks":2,"results":[{"size":8,"time_us":1}]})"), "");
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_fuzz_measured.json";
+  {
+    std::ofstream(path) << R"({"nranks":2,"results":[{"size":8,"time_us":1e999}]})";
+  }
+  try {
+    loadMeasurement(path.string());
+    ADD_FAILURE() << "accepted 1e999";
+  } catch (const MeasuredError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+  }
+  std::filesystem::remove(path);
 }

@@ -157,3 +157,22 @@ TEST(Topology, BadFileOnDiskNamesFileAndField) {
   std::filesystem::remove(path);
   EXPECT_THROW(resolveTopology("no-such-preset-or-file"), TopologyError);
 }
+
+// Found by fuzz/topology_json_fuzz: nodes * gpus_per_node overflowed int (65537^2 wrapped to 131073
+// ranks and was accepted), and a number beyond double (1e999) escaped as a JSON library exception.
+TEST(Topology, FuzzFoundOverflowsAreRefused) {
+  const auto c = json::parse(R"({"kind":"cluster","nodes":65537,"gpus_per_node":65537,
+     "classes":{"intra":{"bandwidth_gbps":1},"pcie":{"bandwidth_gbps":1},"nic":{"bandwidth_gbps":1}}})");
+  EXPECT_NE(errorOf(c).find("'gpus_per_node'"), std::string::npos);
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_fuzz_topo.json";
+  {
+    std::ofstream(path) << R"({"kind":"switch","ranks":4,"classes":{"link":{"bandwidth_gbps":1e999}}})";
+  }
+  try {
+    loadTopologyFile(path.string());
+    ADD_FAILURE() << "accepted 1e999";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
+  }
+  std::filesystem::remove(path);
+}
