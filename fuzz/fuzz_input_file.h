@@ -1,12 +1,15 @@
 // Fuzz helper: the readers under test take a path, so each input is written to one temporary file per
-// fuzzing process (under $TMPDIR, else /tmp) and read back through the same code a tool uses.
+// fuzzing process (under $TMPDIR, else /tmp) and read back through the same code a tool uses. A reader
+// may refuse an input by throwing (the contract); anything else a sanitizer or the target reports.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <exception>
 #include <fstream>
+#include <optional>
 #include <string>
 
 #include <unistd.h>
@@ -24,6 +27,18 @@ inline const std::string& writeInputFile(const char* tag, const std::uint8_t* da
   out.close();
   if (!out) std::abort();  // the harness itself failed, not the reader
   return path;
+}
+
+// Writes the input to this process's file and returns read(path), or nothing when read refused it.
+template <class Read>
+auto readInputFile(const char* tag, const std::uint8_t* data, std::size_t size, Read read)
+    -> std::optional<decltype(read(std::string()))> {
+  const std::string& path = writeInputFile(tag, data, size);
+  try {
+    return read(path);
+  } catch (const std::exception&) {
+    return std::nullopt;
+  }
 }
 
 }  // namespace cclab::fuzz

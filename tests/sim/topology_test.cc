@@ -165,14 +165,7 @@ TEST(Topology, FuzzFoundOverflowsAreRefused) {
      "classes":{"intra":{"bandwidth_gbps":1},"pcie":{"bandwidth_gbps":1},"nic":{"bandwidth_gbps":1}}})");
   EXPECT_NE(errorOf(c).find("'gpus_per_node'"), std::string::npos);
   const auto path = std::filesystem::temp_directory_path() / "cclab_sim_fuzz_topo.json";
-  {
-    std::ofstream(path) << R"({"kind":"switch","ranks":4,"classes":{"link":{"bandwidth_gbps":1e999}}})";
-  }
-  try {
-    loadTopologyFile(path.string());
-    ADD_FAILURE() << "accepted 1e999";
-  } catch (const TopologyError& e) {
-    EXPECT_NE(std::string(e.what()).find(path.string()), std::string::npos);
-  }
+  std::ofstream(path) << R"({"kind":"switch","ranks":4,"classes":{"link":{"bandwidth_gbps":1e999}}})";
+  EXPECT_THROW(loadTopologyFile(path.string()), TopologyError) << "a number beyond double";
   std::filesystem::remove(path);
 }
