@@ -1,11 +1,14 @@
-// libFuzzer target: the topology file reader (sim/topology_json.h, loadTopologyFile). Any bytes must
-// either load or throw; a loaded topology must write back (toJson) and load again unchanged in shape.
+// libFuzzer target: the topology file reader (sim/topology_json.h, loadTopologyFile) and what cclab-sim
+// does next with a file, building its Topology (sim/topology.h). Any bytes must either load or throw; a
+// loaded topology must write back (toJson), load again unchanged in shape, and build (or be refused)
+// within the fuzzer's time and memory limits: a runaway must be refused by the reader.
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
 
 #include "fuzz/fuzz_input_file.h"
+#include "sim/topology.h"
 #include "sim/topology_json.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -19,5 +22,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     std::abort();
   }
   if (again.kind != spec->kind || again.ranks != spec->ranks || again.classes.size() != spec->classes.size()) std::abort();
+  try {
+    const cclab::sim::Topology topology(*spec);
+    if (topology.nranks() != spec->ranks) std::abort();
+  } catch (const std::exception&) {
+    // refused with a message: the contract
+  }
   return 0;
 }
