@@ -25,7 +25,7 @@ std::int64_t wholeNumber(const json& j, const std::string& source, const std::st
   return static_cast<std::int64_t>(x);
 }
 
-constexpr double kMaxRanks = 1 << 30;        // as topology files
+constexpr double kMaxRanks = 1 << 20;        // as topology files (kMaxRanks in sim/topology.cc)
 constexpr double kMaxBytes = 0x1p62;         // far above any buffer, far below int64 overflow
 
 }  // namespace
