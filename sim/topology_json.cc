@@ -74,6 +74,9 @@ TopologySpec parseTopology(const json& j) {
     s.nodes = getInt(j, "nodes", "nodes", true, 1);
     s.gpusPerNode = getInt(j, "gpus_per_node", "gpus_per_node", true, 0);
     s.nicsPerNode = getInt(j, "nics_per_node", "nics_per_node", false, 1);
+    // The product is checked before it is formed: two in-range factors can overflow int.
+    if (std::int64_t{s.nodes} * s.gpusPerNode > (std::int64_t{1} << 30))
+      bad("gpus_per_node", "is out of range: nodes * gpus_per_node exceeds 2^30");
     s.ranks = s.nodes * s.gpusPerNode;
     if (member(j, "ranks") && getInt(j, "ranks", "ranks", false, 0) != s.ranks)
       bad("ranks", "must equal nodes * gpus_per_node for kind 'cluster'");

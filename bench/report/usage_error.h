@@ -6,7 +6,7 @@
 
 namespace cclab::bench {
 
-// Exit statuses shared by every *_perf tool and peer (docs/design.md, conventions: 2 for bad usage).
+// Exit statuses shared by every *_perf tool and peer (docs/design.md, "Errors and exit codes": 2 for bad usage).
 inline constexpr int kExitOk = 0;
 inline constexpr int kExitFailure = 1;  // a runtime error, or #wrong > 0
 inline constexpr int kExitUsage = 2;

@@ -1,4 +1,4 @@
-// The error hierarchy every room throws (DESIGN.md, Conventions): cclab::Error and its kinds.
+// The error hierarchy every room throws (docs/design.md, "Errors and exit codes"): cclab::Error and its kinds.
 // Messages name the call, and where it comes from a macro, the file and line.
 #pragma once
 

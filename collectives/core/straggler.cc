@@ -43,6 +43,8 @@ std::chrono::nanoseconds parseDelay(std::string_view text, std::string_view s) {
     ++end;
   }
   double v = parseNumber(text, s.substr(0, end), "delay");
+  // parseNumber's NaN means characters were left over inside the number ("0..5"): never a delay.
+  if (std::isnan(v)) bad(text, "delay '" + std::string(s) + "' is not a number");
   std::string_view unit = s.substr(end);
   double ns_per = 1e3;  // bare number: µs
   if (unit == "ns") ns_per = 1;

@@ -81,5 +81,13 @@ TEST(Straggler, RefusesWithOneLine) {
   EXPECT_THROW(parseStraggler("1:-5", BareNumber::DelayMicroseconds), InvalidArgument);
 }
 
+// Found by fuzz/straggler_parse_fuzz: a malformed number inside a delay ("0..5") was read as NaN and
+// rounded to a huge negative delay instead of being refused.
+TEST(Straggler, FuzzFoundMalformedDelayIsRefused) {
+  for (const char* text : {"0:delay=0..5s,compute=2,link=3", "1:delay=1.2.3us", "1:delay=1+2ms"})
+    EXPECT_THROW(parseStraggler(text, BareNumber::DelayMicroseconds), InvalidArgument) << text;
+  EXPECT_THROW(parseStraggler("1:1..5", BareNumber::DelayMicroseconds), InvalidArgument);
+}
+
 }  // namespace
 }  // namespace cclab

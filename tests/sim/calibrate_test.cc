@@ -1,6 +1,8 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "sim/calibrate.h"
 #include "sim/measured.h"
@@ -107,20 +109,39 @@ TEST(Measured, TolerantReader) {
   EXPECT_EQ(ag.points[0].count, 256);
 }
 
+namespace {
+
+// parseMeasurement's error for a JSON text, "" when it parses.
+std::string errorOf(const char* text) {
+  try {
+    parseMeasurement(nlohmann::json::parse(text), "f");
+  } catch (const MeasuredError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
 TEST(Measured, BadFilesNameTheField) {
-  auto err = [](const char* text) -> std::string {
-    try {
-      parseMeasurement(nlohmann::json::parse(text), "f");
-    } catch (const MeasuredError& e) {
-      return e.what();
-    }
-    return "";
-  };
-  EXPECT_NE(err(R"({"results":[]})").find("'nranks'"), std::string::npos);
-  EXPECT_NE(err(R"({"nranks":2,"algo":"spiral","results":[]})").find("'algo'"), std::string::npos);
-  EXPECT_NE(err(R"({"nranks":2})").find("'results'"), std::string::npos);
-  EXPECT_NE(err(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
-  EXPECT_NE(err(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":2,"algo":"spiral","results":[]})").find("'algo'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":2})").find("'results'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":2,"results":[{"size":8}]})").find("'results[0].oop.time_us'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":2,"results":[{"size":"big","time_us":1}]})").find("'results[0].size'"), std::string::npos);
+}
+
+// Found by fuzz/measured_fuzz: nranks and size were cast from double unchecked (1e300 is undefined
+// behaviour, 2.5 ranks became 2), and a number beyond double (1e999) escaped as a JSON library exception.
+TEST(Measured, FuzzFoundCastsAreChecked) {
+  EXPECT_NE(errorOf(R"({"nranks":2.5,"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":1e300,"results":[]})").find("'nranks'"), std::string::npos);
+  EXPECT_NE(errorOf(R"({"nranks":2,"results":[{"size":1e30,"time_us":1}]})").find("'results[0].size'"), std::string::npos);
+  EXPECT_EQ(errorOf(R"({"nranks":2,"results":[{"size":8,"time_us":1}]})"), "");
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_fuzz_measured.json";
+  std::ofstream(path) << R"({"nranks":2,"results":[{"size":8,"time_us":1e999}]})";
+  EXPECT_THROW(loadMeasurement(path.string()), MeasuredError) << "a number beyond double";
+  std::filesystem::remove(path);
 }
 
 TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {

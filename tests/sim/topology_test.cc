@@ -160,6 +160,31 @@ TEST(Topology, BadFileOnDiskNamesFileAndField) {
   EXPECT_THROW(resolveTopology("no-such-preset-or-file"), TopologyError);
 }
 
+// Found by fuzz/topology_json_fuzz: nodes * gpus_per_node overflowed int before checkSpec saw the
+// factors (undefined behaviour: UBSan in the fuzz build, replayed by its seed; a plain build refuses the
+// factors later either way), and a number beyond double (1e999) escaped as a JSON library exception.
+TEST(Topology, FuzzFoundOverflowsAreRefused) {
+  const auto c = json::parse(R"({"kind":"cluster","nodes":65537,"gpus_per_node":65537,
+     "classes":{"intra":{"bandwidth_gbps":1},"pcie":{"bandwidth_gbps":1},"nic":{"bandwidth_gbps":1}}})");
+  EXPECT_NE(errorOf(c).find("'gpus_per_node'"), std::string::npos);
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_fuzz_topo.json";
+  std::ofstream(path) << R"({"kind":"switch","ranks":4,"classes":{"link":{"bandwidth_gbps":1e999}}})";
+  EXPECT_THROW(loadTopologyFile(path.string()), TopologyError) << "a number beyond double";
+  std::filesystem::remove(path);
+}
+
+// Found by fuzz/topology_json_fuzz building the Topology: fully_connected has a link per pair of ranks,
+// so 100,000 ranks meant 5·10^9 links and an out-of-memory kill; refused up front now.
+TEST(Topology, FullyConnectedRunawayIsRefused) {
+  auto j = json::parse(R"({"kind":"fully_connected","ranks":512,"classes":{"link":{"bandwidth_gbps":10}}})");
+  EXPECT_EQ(errorOf(j), "");
+  EXPECT_EQ(Topology(parseTopology(j)).nranks(), 512);
+  for (int ranks : {513, 100000}) {
+    j["ranks"] = ranks;
+    EXPECT_NE(errorOf(j).find("'ranks'"), std::string::npos) << ranks;
+  }
+}
+
 namespace cclab::sim {
 namespace {
 
