@@ -1,31 +1,20 @@
 // libFuzzer target: the command-line size parser (nccl-tests' -b/-e spelling). Any text must either
 // parse to a size in [0, the parser's limit] or throw; never crash or overflow. A parsed size must print
 // (formatBytes) without throwing.
-// The parser moves from bench/report/value_parse.h to collectives/conventions/size.h in issue 10; this
-// target follows whichever the tree has (the fallback can go once the move is merged).
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <exception>
-#include <limits>
 #include <string>
 #include <string_view>
 
-#if __has_include("collectives/conventions/size.h")
 #include "collectives/conventions/size.h"
+
 namespace {
 std::int64_t parse(std::string_view text) { return cclab::conventions::parseSize(text, "-b"); }
 std::string format(std::int64_t bytes) { return cclab::conventions::formatBytes(bytes); }
 constexpr std::int64_t kMaxSize = cclab::conventions::kMaxSizeBytes;
 }  // namespace
-#else
-#include "bench/report/value_parse.h"
-namespace {
-std::int64_t parse(std::string_view text) { return cclab::bench::parseSize(text); }
-std::string format(std::int64_t bytes) { return cclab::bench::formatBytes(bytes); }
-constexpr std::int64_t kMaxSize = std::numeric_limits<std::int64_t>::max();
-}  // namespace
-#endif
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
