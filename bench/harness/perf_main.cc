@@ -42,7 +42,7 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
   RunInfo info;
   info.collective = std::string(plan::name(collective));
   info.backend = std::string(name(backend));
-  info.algo = std::string(plan::name(o.comm.algorithm));
+  info.algo = std::string(plan::name(plan::generatedAlgorithm(collective, o.comm.algorithm)));  // what runs (dbtree bcast = tree)
   info.nranks = comm.nranks();
   info.type = o.data.typeSpec;
   info.op = plan::reduces(collective) ? o.data.opSpec : "none";
@@ -122,7 +122,7 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
     }
     const MachineInfo machine = currentMachine();
     const std::string date = currentDateUtc();
-    printRunHeader(table, tool, options, *comm, machine, date);
+    printRunHeader(table, tool, collective, options, *comm, machine, date);
     table.columnHeader();
     PerfRunner(*comm, collective, options).run(table, log);
     table.footer(log);

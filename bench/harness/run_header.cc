@@ -21,8 +21,11 @@ std::string stragglerText(const Straggler& s) {
 
 }  // namespace
 
-void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOptions& o, const Communicator& comm,
-                    const MachineInfo& machine, const std::string& date) {
+void printRunHeader(const TablePrinter& table, const char* tool, plan::Collective c, const HarnessOptions& o,
+                    const Communicator& comm, const MachineInfo& machine, const std::string& date) {
+  const plan::Algorithm runs = plan::generatedAlgorithm(c, o.comm.algorithm);
+  std::string algorithm(plan::name(runs));
+  if (runs != o.comm.algorithm) algorithm += " (requested " + std::string(plan::name(o.comm.algorithm)) + ")";
   const IterationOptions& it = o.iteration;
   table.headerLine(std::string(tool) + ": cclab, nccl-tests format");
   table.headerLine("nThread 1 nGpus " + std::to_string(comm.nranks()) + " minBytes " + std::to_string(o.sweep.minBytes) +
@@ -35,7 +38,7 @@ void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOp
                      std::to_string(kMinScaledIters));
   table.headerLine("");
   table.headerLine("Backend: " + std::string(name(comm.backend())) + " (" + comm.description() + ")");
-  table.headerLine("Algorithm: " + std::string(plan::name(o.comm.algorithm)) + "  slice: " +
+  table.headerLine("Algorithm: " + algorithm + "  slice: " +
                    (o.comm.sliceBytes ? conventions::formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
                    "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
                    stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +

@@ -7,7 +7,9 @@
 
 namespace cclab::bench {
 
-void printRunHeader(const TablePrinter& table, const char* tool, const HarnessOptions& o, const Communicator& comm,
-                    const MachineInfo& machine, const std::string& date);
+// The algorithm line names what runs: plan::generatedAlgorithm (broadcast/reduce --algo dbtree run the
+// tree), with the request beside it when they differ.
+void printRunHeader(const TablePrinter& table, const char* tool, plan::Collective c, const HarnessOptions& o,
+                    const Communicator& comm, const MachineInfo& machine, const std::string& date);
 
 }  // namespace cclab::bench

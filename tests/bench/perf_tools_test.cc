@@ -111,6 +111,19 @@ TEST(PerfTools, StragglerAndSliceAndAggregationRun) {
   EXPECT_NE(run.out.find("straggler: 1:delay=50us"), std::string::npos);
 }
 
+// broadcast and reduce have no dbtree plan: they run the tree, and the header and JSON say so.
+TEST(PerfTools, TheHeaderNamesTheAlgorithmThatRuns) {
+  const std::string path = tempPath("bcast_dbtree.json");
+  const ToolRun run = runTool("broadcast_perf", smallRun({"-g", "3", "--algo", "dbtree", "-J", path}));
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("# Algorithm: tree (requested dbtree)"), std::string::npos) << run.out;
+  std::ifstream in(path);
+  EXPECT_EQ(nlohmann::json::parse(in).at("algo"), "tree");
+  const ToolRun ring = runTool("all_reduce_perf", smallRun({"-g", "2", "--algo", "ring"}));
+  ASSERT_EQ(ring.status, 0) << ring.err;
+  EXPECT_NE(ring.out.find("# Algorithm: ring  slice"), std::string::npos) << ring.out;
+}
+
 TEST(PerfTools, JsonMatchesTheTable) {
   const std::string path = tempPath("allreduce.json");
   const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "2", "--algo", "ring", "-J", path}));
