@@ -62,28 +62,37 @@ void expectSameAsJson(const std::vector<ArrivalRow>& rows, const nlohmann::json&
   }
 }
 
+// A loaded 2-core machine can deschedule a punctual rank for longer than the 2 ms delay, making it
+// last now and then: every attempt's table and JSON are checked, the naming on the best of three.
 TEST(PerfArrivals, AStragglerIsNamedWithItsDelayInTableAndJson) {
-  const std::string path = tempPath("arrivals.json");
-  const ToolRun run = runTool("all_reduce_perf", run3({"--straggler", "1:delay=2ms", "-J", path}));
-  ASSERT_EQ(run.status, 0) << run.err;
-  const ParsedTable t = parseTable(run.out);  // the main table still parses
-  ASSERT_EQ(t.rows.size(), 3U);               // 1K 8K 64K
-  bool found = false;
-  const std::vector<ArrivalRow> rows = arrivalRows(run.out, &found);
-  ASSERT_TRUE(found) << run.out;
-  ASSERT_EQ(rows.size(), 3U) << run.out;
-  const long long timedCalls = 3 * 2 * 5;  // sizes x (out of place, in place) x -n
-  for (int r = 0; r < 3; ++r) {
-    EXPECT_EQ(rows[static_cast<std::size_t>(r)].rank, r);
-    EXPECT_EQ(rows[static_cast<std::size_t>(r)].calls, timedCalls);  // warm-up and check calls not counted
+  constexpr int kAttempts = 3;
+  bool named = false;
+  std::string lastOut;
+  for (int attempt = 0; attempt < kAttempts && !named; ++attempt) {
+    const std::string path = tempPath("arrivals" + std::to_string(attempt) + ".json");
+    const ToolRun run = runTool("all_reduce_perf", run3({"--straggler", "1:delay=2ms", "-J", path}));
+    ASSERT_EQ(run.status, 0) << run.err;
+    lastOut = run.out;
+    const ParsedTable t = parseTable(run.out);  // the main table still parses
+    ASSERT_EQ(t.rows.size(), 3U);               // 1K 8K 64K
+    bool found = false;
+    const std::vector<ArrivalRow> rows = arrivalRows(run.out, &found);
+    ASSERT_TRUE(found) << run.out;
+    ASSERT_EQ(rows.size(), 3U) << run.out;
+    const long long timedCalls = 3 * 2 * 5;  // sizes x (out of place, in place) x -n
+    for (int r = 0; r < 3; ++r) {
+      EXPECT_EQ(rows[static_cast<std::size_t>(r)].rank, r);
+      EXPECT_EQ(rows[static_cast<std::size_t>(r)].calls, timedCalls);  // warm-up and check calls not counted
+    }
+    EXPECT_GE(rows[1].maxUs, rows[1].meanUs);
+    std::ifstream in(path);
+    const nlohmann::json j = nlohmann::json::parse(in);
+    EXPECT_EQ(j.at("arrivals").at("calls"), timedCalls);
+    expectSameAsJson(rows, j.at("arrivals"));
+    named = rows[1].meanUs >= 1500.0 && rows[1].lastShare >= 0.9;
   }
-  EXPECT_GE(rows[1].meanUs, 1500.0) << run.out;
-  EXPECT_GE(rows[1].maxUs, rows[1].meanUs);
-  EXPECT_GE(rows[1].lastShare, 0.9) << run.out;
-  std::ifstream in(path);
-  const nlohmann::json j = nlohmann::json::parse(in);
-  EXPECT_EQ(j.at("arrivals").at("calls"), timedCalls);
-  expectSameAsJson(rows, j.at("arrivals"));
+  EXPECT_TRUE(named) << "rank 1 not named (mean lateness >= 1.5 ms, last >= 90%) in " << kAttempts
+                     << " runs; the last:\n" << lastOut;
 }
 
 TEST(PerfArrivals, WithoutAStragglerOneRowPerRankAndSharesSumToOne) {

@@ -145,28 +145,47 @@ struct Group {
   std::vector<RankBuffers> bufs;
 };
 
+// A loaded 2-core machine can deschedule a punctual rank for longer than the delay, making it last
+// once in a while: the accounting is checked on every attempt, the naming on the best of kAttempts.
+constexpr int kAttempts = 3;
+
+void expectConsistent(const ArrivalStats& s, std::int64_t calls) {
+  EXPECT_EQ(s.calls, calls);
+  EXPECT_FALSE(s.incomplete);
+  std::int64_t lastSum = 0;
+  for (const RankArrivals& a : s.ranks) {
+    EXPECT_EQ(a.calls, calls);
+    EXPECT_GE(a.totalLateness, nanoseconds(0));
+    EXPECT_GE(a.maxLateness * calls, a.totalLateness);  // the max is at least the mean
+    lastSum += a.lastCount;
+  }
+  EXPECT_EQ(lastSum, calls);
+}
+
 TEST(HostArrivals, ADelayedRankIsNamedLastInGroupCalls) {
   constexpr int kRanks = 3;
   constexpr int kCalls = 6;
   constexpr auto kDelay = milliseconds(3);
   auto comm = makeCommunicator(Backend::Host, {kRanks});
   Group g(kRanks, 1000);
+  const CollectiveArgs args{Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0};
+  comm->runGroup(args, g.bufs, {});  // warm-up: the reset below forgets it
   CollectiveOptions o;
   o.timeout = std::chrono::seconds(20);
-  const CollectiveArgs args{Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0};
-  comm->runGroup(args, g.bufs, o);  // warm-up: reset below forgets it
-  comm->resetArrivalStats();
   o.straggler = {.rank = 1, .startDelay = kDelay};
-  for (int i = 0; i < kCalls; ++i) comm->runGroup(args, g.bufs, o);
-  const std::optional<ArrivalStats> s = comm->arrivalStats();
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->calls, kCalls);
-  EXPECT_FALSE(s->incomplete);
-  EXPECT_EQ(s->ranks[1].lastCount, kCalls);
-  // Rank 1 arrives kDelay after it entered the call; the first arrival is at most a wake-up after that.
-  EXPECT_GE(s->ranks[1].meanLatenessUs(), 0.9 * 3000);
-  EXPECT_GE(s->ranks[1].maxLateness, kDelay * 9 / 10);
-  EXPECT_EQ(s->ranks[0].lastCount + s->ranks[2].lastCount, 0);
+  bool named = false;
+  for (int attempt = 0; attempt < kAttempts && !named; ++attempt) {
+    comm->resetArrivalStats();
+    for (int i = 0; i < kCalls; ++i) comm->runGroup(args, g.bufs, o);
+    const std::optional<ArrivalStats> s = comm->arrivalStats();
+    ASSERT_TRUE(s.has_value());
+    expectConsistent(*s, kCalls);
+    // Rank 1 arrives kDelay after it entered the call; the first arrival is at most a wake-up after that.
+    named = s->ranks[1].lastCount == kCalls && s->ranks[1].meanLatenessUs() >= 0.9 * 3000 &&
+            s->ranks[1].maxLateness >= kDelay * 9 / 10;
+  }
+  EXPECT_TRUE(named) << "rank 1 (3 ms late) not last in every call with lateness >= 2.7 ms in " << kAttempts
+                     << " attempts";
   EXPECT_EQ(g.out[2][17], 3.0F);
 }
 
@@ -174,25 +193,32 @@ TEST(HostArrivals, ADelayedRankIsNamedLastInGroupCalls) {
 // rank 1's lateness is at least its whole delay.
 TEST(HostArrivals, ADelayedRankIsNamedLastInPerRankCalls) {
   constexpr int kRanks = 3;
+  constexpr int kCalls = 3;
   constexpr auto kDelay = milliseconds(2);
   auto comm = makeCommunicator(Backend::Host, {kRanks});
   Group g(kRanks, 257);
-  for (int call = 0; call < 3; ++call) {
-    std::vector<std::thread> early;
-    for (int r : {0, 2})
-      early.emplace_back([&, r] { comm->allReduce(r, g.in[r].data(), g.out[r].data(), 257, DataType::Float32, ReduceOp::Sum); });
-    std::this_thread::sleep_for(milliseconds(20));
-    CollectiveOptions o;
-    o.straggler = {.rank = 1, .startDelay = kDelay};
-    comm->allReduce(1, g.in[1].data(), g.out[1].data(), 257, DataType::Float32, ReduceOp::Sum, o);
-    for (auto& t : early) t.join();
+  bool named = false;
+  for (int attempt = 0; attempt < kAttempts && !named; ++attempt) {
+    comm->resetArrivalStats();
+    for (int call = 0; call < kCalls; ++call) {
+      std::vector<std::thread> early;
+      for (int r : {0, 2})
+        early.emplace_back(
+            [&, r] { comm->allReduce(r, g.in[r].data(), g.out[r].data(), 257, DataType::Float32, ReduceOp::Sum); });
+      std::this_thread::sleep_for(milliseconds(20));
+      CollectiveOptions o;
+      o.straggler = {.rank = 1, .startDelay = kDelay};
+      comm->allReduce(1, g.in[1].data(), g.out[1].data(), 257, DataType::Float32, ReduceOp::Sum, o);
+      for (auto& t : early) t.join();
+    }
+    const std::optional<ArrivalStats> s = comm->arrivalStats();
+    ASSERT_TRUE(s.has_value());
+    expectConsistent(*s, kCalls);
+    named = s->ranks[1].lastCount == kCalls && s->ranks[1].totalLateness >= kCalls * kDelay &&
+            s->ranks[1].lastShare() == 1.0;
   }
-  const std::optional<ArrivalStats> s = comm->arrivalStats();
-  ASSERT_TRUE(s.has_value());
-  EXPECT_EQ(s->calls, 3);
-  EXPECT_EQ(s->ranks[1].lastCount, 3);
-  EXPECT_GE(s->ranks[1].totalLateness, 3 * kDelay);
-  EXPECT_DOUBLE_EQ(s->ranks[1].lastShare(), 1.0);
+  EXPECT_TRUE(named) << "rank 1 (2 ms late) not last in every call with lateness >= 2 ms in " << kAttempts
+                     << " attempts";
 }
 
 TEST(HostArrivals, OneRankIsAlwaysFirstAndLast) {
