@@ -26,7 +26,8 @@ ArrivalLog::ArrivalLog(int nranks)
     : nranks_(nranks), window_(2 * static_cast<std::uint32_t>(nranks) + kExtraWindow), epoch_(Clock::now()) {
   if (nranks < 1) throw InvalidArgument("ArrivalLog: nranks must be >= 1");
   slots_ = std::make_unique<Slot[]>(window_);
-  times_ = std::make_unique<std::atomic<std::int64_t>[]>(static_cast<std::size_t>(window_) * static_cast<std::size_t>(nranks));
+  const std::size_t cells = static_cast<std::size_t>(window_) * static_cast<std::size_t>(nranks);
+  times_ = std::make_unique<std::atomic<std::int64_t>[]>(cells);
   totals_ = std::make_unique<Totals[]>(static_cast<std::size_t>(nranks));
   reset(1);
 }

@@ -40,7 +40,8 @@ std::vector<ArrivalRow> arrivalRows(const std::string& out, bool* found) {
 }
 
 std::vector<std::string> run3(std::vector<std::string> extra) {
-  std::vector<std::string> args{"-b", "1K", "-e", "64K", "-f", "8", "-n", "5", "-w", "1", "--backend", "host", "-g", "3"};
+  std::vector<std::string> args{"-b", "1K", "-e", "64K", "-f", "8", "-n", "5", "-w", "1",
+                                "--backend", "host", "-g", "3"};
   args.insert(args.end(), extra.begin(), extra.end());
   return args;
 }

@@ -224,7 +224,8 @@ TEST(HostArrivals, ADelayedRankIsNamedLastInPerRankCalls) {
 TEST(HostArrivals, OneRankIsAlwaysFirstAndLast) {
   auto comm = makeCommunicator(Backend::Host, {1});
   Group g(1, 8);
-  for (int i = 0; i < 4; ++i) comm->runGroup({Collective::AllReduce, 8, DataType::Float32, ReduceOp::Sum, 0}, g.bufs, {});
+  const CollectiveArgs args{Collective::AllReduce, 8, DataType::Float32, ReduceOp::Sum, 0};
+  for (int i = 0; i < 4; ++i) comm->runGroup(args, g.bufs, {});
   const ArrivalStats s = *comm->arrivalStats();
   EXPECT_EQ(s.calls, 4);
   EXPECT_EQ(s.ranks[0].lastCount, 4);
