@@ -91,6 +91,15 @@ CudaOrder parseCudaOrder(std::string_view s) {
   throw InvalidArgument("unknown order '" + std::string(s) + "' (" + cudaOrderNames() + ")");
 }
 
+double RankArrivals::meanLatenessUs() const {
+  if (calls <= 0) return 0.0;
+  return std::chrono::duration<double, std::micro>(totalLateness).count() / static_cast<double>(calls);
+}
+
+double RankArrivals::lastShare() const {
+  return calls <= 0 ? 0.0 : static_cast<double>(lastCount) / static_cast<double>(calls);
+}
+
 void Communicator::allReduce(int rank, const void* send, void* recv, std::int64_t count, DataType t, ReduceOp op,
                              const CollectiveOptions& o) {
   run(rank, {plan::Collective::AllReduce, count, t, op, 0}, {send, recv}, o);

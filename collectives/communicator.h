@@ -13,8 +13,10 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "collectives/core/dtype.h"
 #include "collectives/core/errors.h"
@@ -42,6 +44,29 @@ struct CollectiveArgs {
   DataType type = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
   int root = 0;  // broadcast, reduce
+};
+
+// When each rank arrived at the collectives since the last resetArrivalStats() (backends that record
+// arrivals: the host backend). A rank arrives when its thread enters the call, after any straggler
+// start delay, i.e. when it is ready to communicate; all arrivals are read on one steady clock. A
+// rank's lateness in a call is its arrival minus the earliest arrival in that call (0 for the first).
+struct RankArrivals {
+  std::int64_t calls = 0;          // calls this rank's arrival was counted in
+  std::chrono::nanoseconds totalLateness{0};
+  std::chrono::nanoseconds maxLateness{0};
+  std::int64_t lastCount = 0;      // calls in which this rank arrived last (ties: the lowest rank)
+
+  [[nodiscard]] double meanLatenessUs() const;  // 0 without calls
+  [[nodiscard]] double lastShare() const;       // lastCount / calls; 0 without calls
+};
+
+struct ArrivalStats {
+  std::int64_t calls = 0;           // calls every rank arrived at (each counted once)
+  std::vector<RankArrivals> ranks;  // ranks[r]: rank r
+  // Recording stopped before the end: the host backend holds a window of calls in flight (2 x nranks
+  // + 64), and ranks that ran more calls apart than that (per-rank run() calls only; a group call
+  // ends every rank's call) lost their later arrivals. Until the next reset, nothing more is counted.
+  bool incomplete = false;
 };
 
 struct RankBuffers {
@@ -96,6 +121,11 @@ class Communicator {
                         const CollectiveOptions& options) = 0;
   // Waits for all enqueued work (no-op on the host backend).
   virtual void synchronize() {}
+
+  // Arrival times of the collectives since the last reset (see ArrivalStats); nullopt when this backend
+  // does not record them (CUDA, NCCL). Read and reset between calls, not while one runs.
+  [[nodiscard]] virtual std::optional<ArrivalStats> arrivalStats() const { return std::nullopt; }
+  virtual void resetArrivalStats() {}
 
   // Memory for rank `rank` (device memory on GPU backends), and copies between it and host memory.
   virtual Buffer allocate(int rank, std::size_t bytes) = 0;

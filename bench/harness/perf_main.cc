@@ -124,9 +124,15 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
     const std::string date = currentDateUtc();
     printRunHeader(table, tool, collective, options, *comm, machine, date);
     table.columnHeader();
-    PerfRunner(*comm, collective, options).run(table, log);
-    table.footer(log);
-    if (json) json->write(runInfo(collective, options, backend, *comm, machine, date, commandLineOf(argc, argv)), log);
+    PerfRunner runner(*comm, collective, options);
+    runner.run(table, log);
+    table.footer(log);  // ends with a "#" line
+    for (const std::string& line : runner.arrivals().lines()) table.headerLine(line);
+    if (json) {
+      RunInfo info = runInfo(collective, options, backend, *comm, machine, date, commandLineOf(argc, argv));
+      info.arrivals = runner.arrivals().json();
+      json->write(info, log);
+    }
   } catch (const std::bad_alloc&) {
     return fail(tool, kExitFailure, "error: out of memory (buffers for -e " + std::to_string(options.sweep.maxBytes) +
                                         " on " + std::to_string(options.comm.nranks) + " ranks)");

@@ -12,7 +12,7 @@ using plan::isRooted;
 using plan::reduces;
 
 PerfRunner::PerfRunner(Communicator& comm, plan::Collective collective, const HarnessOptions& options)
-    : comm_(comm), collective_(collective), options_(options) {
+    : comm_(comm), collective_(collective), options_(options), arrivals_(comm.backend()) {
   callOptions_.algorithm = options.comm.algorithm;
   callOptions_.sliceBytes = static_cast<std::size_t>(options.comm.sliceBytes);
   callOptions_.timeout = options.comm.timeout;
@@ -84,12 +84,14 @@ double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& s
   const std::vector<RankBuffers> buffers = groupBuffers(args, shape, inPlace);
   for (int i = 0; i < warmup; ++i) comm_.runGroup(args, buffers, callOptions_);
   comm_.synchronize();
+  comm_.resetArrivalStats();
   const int agg = options_.iteration.aggIters;
   const auto start = std::chrono::steady_clock::now();
   for (int i = 0; i < iters; ++i)
     for (int a = 0; a < agg; ++a) comm_.runGroup(args, buffers, callOptions_);
   comm_.synchronize();
   const std::chrono::duration<double> elapsed = std::chrono::steady_clock::now() - start;
+  arrivals_.add(comm_.arrivalStats());
   return elapsed.count() / (static_cast<double>(iters) * agg);
 }
 

@@ -5,15 +5,17 @@
 //   and count #wrong.
 // Differences from nccl-tests: warm-up runs at every size (not only at the smallest and largest),
 // and buffers are not shifted between iterations.
+// Arrival times (arrival_report.h) are reset after each warm-up and read after each timed loop, so
+// the report covers the timed calls only.
 #pragma once
 
 #include <cstdint>
 #include <memory>
 
+#include "bench/harness/arrival_report.h"
 #include "bench/harness/harness_options.h"
 #include "bench/harness/rank_memory.h"
 #include "bench/harness/reference_check.h"
-#include "bench/report/report_types.h"
 #include "bench/report/report_types.h"
 
 namespace cclab::bench {
@@ -24,6 +26,8 @@ class PerfRunner {
   // Prints each row to `table` as soon as it is measured and adds it to `log`. Throws what the
   // communicator throws (TimeoutError, ...): rows measured until then stay in `log`.
   void run(const TablePrinter& table, ResultLog& log);
+  // Arrivals at the timed calls measured so far.
+  [[nodiscard]] const ArrivalReport& arrivals() const { return arrivals_; }
 
  private:
   [[nodiscard]] ResultRow measureSize(const CollectiveArgs& args, std::int64_t bytes);
@@ -45,6 +49,7 @@ class PerfRunner {
   CollectiveOptions callOptions_;
   std::unique_ptr<RunMemory> memory_;
   std::uint64_t seed_ = 1;
+  ArrivalReport arrivals_;
 };
 
 }  // namespace cclab::bench

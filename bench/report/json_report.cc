@@ -13,6 +13,7 @@ nlohmann::json toJson(const RunInfo& info, const ResultLog& log) {
   doc["date"] = info.date;
   doc["command"] = info.command;
   doc["settings"] = info.settings;
+  if (!info.arrivals.is_null()) doc["arrivals"] = info.arrivals;
   return doc;
 }
 

@@ -1,6 +1,7 @@
 // The -J FILE output of the *_perf tools and peers: the shared results JSON
 // (collectives/conventions/results_json.h) plus bench's own keys:
-//   "machine":{"hostname","cpu","cpus"}, "date", "command", "settings":{...}
+//   "machine":{"hostname","cpu","cpus"}, "date", "command", "settings":{...}, and from the *_perf
+//   tools "arrivals":{...} (bench/harness/arrival_report.h)
 // The simulator's calibration and plots/bandwidth.py read these keys (docs/bench.md).
 #pragma once
 
@@ -18,6 +19,7 @@ struct RunInfo : conventions::RunDescription {
   std::string date;
   std::string command;
   nlohmann::json settings = nlohmann::json::object();  // tool-specific: iters, warmup, slice, straggler, ...
+  nlohmann::json arrivals;  // null: no "arrivals" key (peers)
 };
 
 nlohmann::json toJson(const RunInfo& info, const ResultLog& log);

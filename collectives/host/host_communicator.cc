@@ -54,6 +54,9 @@ class HostCommunicator final : public Communicator {
     pool_.runAll(watchdog);
   }
 
+  std::optional<ArrivalStats> arrivalStats() const override { return executor_.arrivalStats(); }
+  void resetArrivalStats() override { executor_.resetArrivals(); }
+
   Buffer allocate(int rank, std::size_t bytes) override {
     checkRank(rank);
     constexpr std::size_t kAlign = 64;

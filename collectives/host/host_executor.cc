@@ -28,7 +28,7 @@ std::string milliseconds(std::chrono::nanoseconds d) {
 
 }  // namespace
 
-HostExecutor::HostExecutor(int nranks) : nranks_(nranks) {
+HostExecutor::HostExecutor(int nranks) : nranks_(nranks), arrivals_(std::max(nranks, 1)) {
   if (nranks < 1) throw InvalidArgument("HostExecutor: nranks must be >= 1");
   channels_.resize(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
   for (auto& c : channels_) c = std::make_unique<Channel>();
@@ -42,6 +42,15 @@ std::uint64_t HostExecutor::progress() const {
   for (const auto& c : channels_)
     sum += c->posted.value.load(std::memory_order_relaxed) + std::uint64_t{c->consumed.value.load(std::memory_order_relaxed)};
   return sum;
+}
+
+void HostExecutor::resetArrivals() {
+  std::uint32_t next = 0;  // the highest call number any rank has started
+  for (int r = 0; r < nranks_; ++r) {
+    const std::uint32_t started = arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire);
+    if (r == 0 || reached(started, next)) next = started;
+  }
+  arrivals_.reset(next + 1);
 }
 
 std::string HostExecutor::reason() {
@@ -222,7 +231,9 @@ void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memor
   if (plan.nranks != nranks_) throw InvalidArgument("host: plan for " + std::to_string(plan.nranks) + " ranks");
   if (broken()) throw Error("host: communicator unusable after an earlier failure (" + reason() + ")");
   if (options.startDelay.count() > 0) delayStart(rank, plan, options);
+  const auto arrival = Clock::now();  // ready to communicate
   const std::uint32_t call = arrived_[static_cast<std::size_t>(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
+  arrivals_.record(rank, call, arrival);
   RankRun(*this, rank, plan, memory, options, call).execute();
 }
 

@@ -10,6 +10,7 @@
 // TimeoutError naming the rank it waited for and every rank that never arrived at the call; the
 // others then abort too (no hang). A straggler's start delay is such a wait as well: it ends early on
 // an abort and never outlasts the timeout.
+// Each rank's arrival at each call (after its start delay) goes to an ArrivalLog (arrival_log.h).
 #pragma once
 
 #include <array>
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "collectives/core/dtype.h"
+#include "collectives/host/arrival_log.h"
 #include "collectives/host/wait.h"
 #include "collectives/plan/plan.h"
 
@@ -59,6 +61,9 @@ class HostExecutor {
   void abort(const std::string& why) { fail(why); }
   // A count that grows whenever a slice is sent or read: unchanged for a whole timeout means stuck.
   [[nodiscard]] std::uint64_t progress() const;
+  // Arrivals at the calls since the last resetArrivals() (ArrivalLog), and their reset: between calls.
+  [[nodiscard]] ArrivalStats arrivalStats() const { return arrivals_.stats(); }
+  void resetArrivals();
   // How long a wait stays busy before it sleeps (depends on ranks per core).
   [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
@@ -95,6 +100,7 @@ class HostExecutor {
   WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
   // arrived_[r]: calls rank r has started (counted after its start delay).
   std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_;
+  ArrivalLog arrivals_;
   std::mutex reasonMutex_;
   std::string reason_;
 };
