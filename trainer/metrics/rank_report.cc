@@ -1,0 +1,110 @@
+// analyzeRanks: per-rank figures, arrival order at each allreduce, and the straggler rule.
+#include "trainer/metrics/rank_report.h"
+
+#include <algorithm>
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "fmt/format.h"
+#include "trainer/run/clock.h"
+
+namespace cclab::trainer {
+namespace {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0.0;
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+struct Sums {
+  std::int64_t steps = 0, compute = 0, exposed = 0, wait = 0, throttled = 0, injected = 0;
+};
+
+}  // namespace
+
+std::vector<int> RankReport::stragglers() const {
+  std::vector<int> out;
+  for (const RankFigures& f : ranks)
+    if (f.straggler) out.push_back(f.rank);
+  return out;
+}
+
+std::string stragglerRule() {
+  return fmt::format("a rank last at > {:.0f}% of the allreduces whose compute is, in the median step, >= {:.2f}x "
+                     "the other ranks' median",
+                     100.0 * kStragglerLastShare, kStragglerMinSlowdown);
+}
+
+RankReport analyzeRanks(const RunResult& run, int workers) {
+  RankReport report;
+  std::vector<Sums> sums(static_cast<std::size_t>(std::max(workers, 0)));
+  for (const StepRecord& r : run.steps) {
+    if (r.rank < 0 || r.rank >= workers) continue;
+    Sums& s = sums[static_cast<std::size_t>(r.rank)];
+    ++s.steps;
+    s.compute += r.computeNs;
+    s.exposed += r.exposedCommNs;
+    s.wait += r.waitNs;
+    s.throttled += r.throttledNs;
+    s.injected += r.injectedNs;
+  }
+  for (int k = 0; k < workers; ++k) {
+    const Sums& s = sums[static_cast<std::size_t>(k)];
+    RankFigures f;
+    f.rank = k;
+    f.steps = s.steps;
+    if (s.steps > 0) {
+      const double n = static_cast<double>(s.steps) * kNsPerUs;
+      f.computeUs = static_cast<double>(s.compute) / n;
+      f.exposedCommUs = static_cast<double>(s.exposed) / n;
+      f.waitUs = static_cast<double>(s.wait) / n;
+    }
+    if (s.throttled > 0) f.realisedFactor = static_cast<double>(s.throttled + s.injected) / static_cast<double>(s.throttled);
+    report.ranks.push_back(f);
+  }
+  // Slowdown: the median over steps of (this rank's device compute / the median of the other ranks'
+  // in that step). Device compute is CPU time + injected delay, so a rank whose thread this shared
+  // machine descheduled more is not slow; the median keeps a few odd steps from deciding.
+  std::map<std::pair<int, std::int64_t>, std::vector<std::pair<int, double>>> byStep;
+  for (const StepRecord& r : run.steps)
+    if (r.rank >= 0 && r.rank < workers) byStep[{r.epoch, r.step}].emplace_back(r.rank, static_cast<double>(r.deviceComputeNs > 0 ? r.deviceComputeNs : r.computeNs));
+  std::vector<std::vector<double>> ratios(static_cast<std::size_t>(std::max(workers, 0)));
+  for (const auto& [key, computes] : byStep) {
+    for (const auto& [rank, compute] : computes) {
+      std::vector<double> others;
+      for (const auto& [other, c] : computes)
+        if (other != rank) others.push_back(c);
+      const double m = median(others);
+      if (m > 0) ratios[static_cast<std::size_t>(rank)].push_back(compute / m);
+    }
+  }
+  for (RankFigures& f : report.ranks) {
+    const auto& v = ratios[static_cast<std::size_t>(f.rank)];
+    f.slowdown = v.empty() ? 1.0 : median(v);
+  }
+
+  // Arrival order at each bucket's allreduce: the last rank to arrive makes the others wait.
+  std::map<std::tuple<int, std::int64_t, int>, std::vector<const BucketArrival*>> byBucket;
+  for (const BucketArrival& a : run.arrivals)
+    if (a.rank >= 0 && a.rank < workers) byBucket[{a.epoch, a.step, a.bucket}].push_back(&a);
+  for (const auto& [key, ranks] : byBucket) {
+    if (ranks.size() < 2) continue;
+    ++report.allreduces;
+    const BucketArrival* last = *std::max_element(
+        ranks.begin(), ranks.end(), [](const BucketArrival* a, const BucketArrival* b) { return a->arriveNs < b->arriveNs; });
+    RankFigures& f = report.ranks[static_cast<std::size_t>(last->rank)];
+    ++f.lastArrivals;
+    for (const BucketArrival* a : ranks) f.causedWaitUs += static_cast<double>(last->arriveNs - a->arriveNs) / kNsPerUs;
+  }
+  report.detectable = workers >= 2 && report.allreduces > 0;
+  for (RankFigures& f : report.ranks) {
+    if (report.allreduces > 0) f.lastShare = static_cast<double>(f.lastArrivals) / static_cast<double>(report.allreduces);
+    f.straggler = report.detectable && f.lastShare > kStragglerLastShare && f.slowdown >= kStragglerMinSlowdown;
+  }
+  return report;
+}
+
+}  // namespace cclab::trainer
