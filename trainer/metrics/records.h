@@ -68,6 +68,7 @@ struct RunResult {
   double trainTimeS = 0.0;
   std::int64_t samples = 0;
   std::vector<float> finalParams;   // sync: rank 0's replica; async: the server's copy
+  std::int64_t sspMaxGap = -1;      // async with --ssp: the largest lead over the slowest worker seen; -1 otherwise
   double replicaDivergence = 0.0;   // sync: max |w_r - w_0| over ranks (0 when replicas agree)
   std::string communicator;  // the Communicator's description (sync) or "parameter server (shared memory)"
 };

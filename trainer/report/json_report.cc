@@ -95,6 +95,7 @@ json summaryJson(const Summary& s, const RunResult& run) {
             {"histogram", run.staleness.counts()}}},
           {"scaling_efficiency", optional(s.scalingEfficiency)},
           {"straggler_slowdown", optional(s.stragglerSlowdown)},
+          {"ssp_max_gap", run.sspMaxGap < 0 ? json(nullptr) : json(run.sspMaxGap)},
           {"replica_divergence", run.replicaDivergence}};
 }
 

@@ -75,6 +75,8 @@ void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run,
   if (c.mode == Mode::Async)
     fmt::print(out, "# staleness       mean {:.2f}, p50 {}, p99 {}, max {}\n", s.stalenessMean, s.stalenessP50,
                s.stalenessP99, s.stalenessMax);
+  if (run.sspMaxGap >= 0)
+    fmt::print(out, "# ssp gap         max {} pushes ahead of the slowest worker (bound {})\n", run.sspMaxGap, c.async.sspBound);
   fmt::print(out, "# test accuracy   final {:.2f}%, best {:.2f}%\n", 100.0 * s.finalTestAccuracy, 100.0 * s.bestTestAccuracy);
   if (s.scalingEfficiency) fmt::print(out, "# scaling eff.    {:.3f}\n", *s.scalingEfficiency);
   if (s.stragglerSlowdown) fmt::print(out, "# straggler slow. {:.3f}x\n", *s.stragglerSlowdown);
