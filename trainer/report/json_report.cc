@@ -1,7 +1,5 @@
 #include "trainer/report/json_report.h"
 
-#include <fstream>
-
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
@@ -144,16 +142,6 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
 
 void writeJson(const std::filesystem::path& path, const json& j) { conventions::writeFileAtomically(path, j.dump(1) + '\n'); }
 
-BaselineRun readBaseline(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read baseline file " + path.string());
-  try {
-    const json j = json::parse(in);
-    const json& s = j.at("summary");
-    return {s.at("samples_per_s").get<double>(), j.at("config").at("workers").get<int>()};
-  } catch (const json::exception& e) {
-    throw InvalidArgument("baseline file " + path.string() + " is not a cclab-train -J file: " + e.what());
-  }
-}
+nlohmann::json configToJson(const TrainConfig& config, const std::string& dataName) { return configJson(config, dataName); }
 
 }  // namespace cclab::trainer
