@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
-#include <utility>
 
 #include "fmt/format.h"
 #include "trainer/run/clock.h"
@@ -33,8 +32,8 @@ std::vector<int> RankReport::stragglers() const {
 }
 
 std::string stragglerRule() {
-  return fmt::format("a rank last at > {:.0f}% of the allreduces whose compute is, in the median step, >= {:.2f}x "
-                     "the other ranks' median",
+  return fmt::format("a rank last at > {:.0f}% of the allreduces whose device compute (CPU time + injected delay) "
+                     "is >= {:.2f}x the other ranks' median",
                      100.0 * kStragglerLastShare, kStragglerMinSlowdown);
 }
 
@@ -65,25 +64,23 @@ RankReport analyzeRanks(const RunResult& run, int workers) {
     if (s.throttled > 0) f.realisedFactor = static_cast<double>(s.throttled + s.injected) / static_cast<double>(s.throttled);
     report.ranks.push_back(f);
   }
-  // Slowdown: the median over steps of (this rank's device compute / the median of the other ranks'
-  // in that step). Device compute is CPU time + injected delay, so a rank whose thread this shared
-  // machine descheduled more is not slow; the median keeps a few odd steps from deciding.
-  std::map<std::pair<int, std::int64_t>, std::vector<std::pair<int, double>>> byStep;
+  // Slowdown: this rank's device compute per step / the median of the other ranks'. Device compute is
+  // CPU time + injected delay, so a rank whose thread this shared machine descheduled more is not
+  // slow. Means over the run, not per-step medians: a late wake-up makes the throttle delay less in
+  // the next steps (it pays back its overshoot), so the injected delay is exact over the run only.
+  std::vector<double> device(static_cast<std::size_t>(std::max(workers, 0)), 0.0);
   for (const StepRecord& r : run.steps)
-    if (r.rank >= 0 && r.rank < workers) byStep[{r.epoch, r.step}].emplace_back(r.rank, static_cast<double>(r.deviceComputeNs > 0 ? r.deviceComputeNs : r.computeNs));
-  std::vector<std::vector<double>> ratios(static_cast<std::size_t>(std::max(workers, 0)));
-  for (const auto& [key, computes] : byStep) {
-    for (const auto& [rank, compute] : computes) {
-      std::vector<double> others;
-      for (const auto& [other, c] : computes)
-        if (other != rank) others.push_back(c);
-      const double m = median(others);
-      if (m > 0) ratios[static_cast<std::size_t>(rank)].push_back(compute / m);
-    }
+    if (r.rank >= 0 && r.rank < workers)
+      device[static_cast<std::size_t>(r.rank)] += static_cast<double>(r.deviceComputeNs > 0 ? r.deviceComputeNs : r.computeNs);
+  for (RankFigures& f : report.ranks) {
+    f.deviceComputeUs = f.steps > 0 ? device[static_cast<std::size_t>(f.rank)] / static_cast<double>(f.steps) / kNsPerUs : 0.0;
   }
   for (RankFigures& f : report.ranks) {
-    const auto& v = ratios[static_cast<std::size_t>(f.rank)];
-    f.slowdown = v.empty() ? 1.0 : median(v);
+    std::vector<double> others;
+    for (const RankFigures& g : report.ranks)
+      if (g.rank != f.rank && g.steps > 0) others.push_back(g.deviceComputeUs);
+    const double m = median(others);
+    f.slowdown = m > 0 ? f.deviceComputeUs / m : 1.0;
   }
 
   // Arrival order at each bucket's allreduce: the last rank to arrive makes the others wait.

@@ -4,11 +4,10 @@
 // how much waiting that cost the other ranks.
 //
 // Rule: a rank is named a straggler when, in a sync run with >= 2 workers, it arrived last at more
-// than kStragglerLastShare of the allreduces AND its slowdown (the median over steps of its device
-// compute / the median of the other ranks' in that step; device compute = the worker thread's CPU
-// time + injected delay, StepRecord::deviceComputeNs) is at least kStragglerMinSlowdown. Both must
-// hold, so scheduling noise (which makes some rank last, but not one whose compute is 50% slower in
-// the median step) names nobody.
+// than kStragglerLastShare of the allreduces AND its slowdown (its mean device compute per step / the
+// median of the other ranks'; device compute = the worker thread's CPU time + injected delay,
+// StepRecord::deviceComputeNs) is at least kStragglerMinSlowdown. Both must hold, so scheduling noise
+// (which makes some rank last, but not one whose compute is 50% slower) names nobody.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +30,8 @@ struct RankFigures {
   double exposedCommUs = 0.0;
   double waitUs = 0.0;
   double realisedFactor = 1.0;  // (throttled + injected) / throttled compute; 1 without a straggler
-  double slowdown = 1.0;        // median over steps of device compute / the other ranks' median
+  double deviceComputeUs = 0.0;  // mean per step of StepRecord::deviceComputeNs (computeNs when 0)
+  double slowdown = 1.0;        // deviceComputeUs / the median of the other ranks'
   std::int64_t lastArrivals = 0;  // allreduces this rank arrived at last (sync)
   double lastShare = 0.0;         // lastArrivals / allreduces
   double causedWaitUs = 0.0;      // total time the other ranks waited for this rank at allreduces

@@ -51,6 +51,7 @@ json ranksJson(const RankReport& r) {
                      {"compute_us", f.computeUs},
                      {"exposed_comm_us", f.exposedCommUs},
                      {"wait_us", f.waitUs},
+                     {"device_compute_us", f.deviceComputeUs},
                      {"realised_factor", f.realisedFactor},
                      {"slowdown", f.slowdown},
                      {"last_arrivals", f.lastArrivals},
@@ -123,6 +124,7 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
                      {"overlapped_us", us(r.overlappedNs)},
                      {"peer_wait_us", us(r.peerWaitNs)},
                      {"injected_us", us(r.injectedNs)},
+                     {"device_compute_us", us(r.deviceComputeNs)},
                      {"loss", r.samples ? r.lossSum / static_cast<double>(r.samples) : 0.0},
                      {"staleness", r.staleness}});
   json arrivals = json::array();
