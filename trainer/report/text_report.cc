@@ -48,7 +48,7 @@ void printRanks(std::ostream& out, const TrainConfig& c, const RankReport& r) {
   }
   for (int k : named) {
     const RankFigures& f = r.ranks[static_cast<std::size_t>(k)];
-    fmt::print(out, "# straggler       rank {}: compute {:.2f}x the others' median, last at {:.0f}% of {} allreduces, "
+    fmt::print(out, "# straggler       rank {}: device compute {:.2f}x the others' median, last at {:.0f}% of {} allreduces, "
                "cost the others {:.1f} ms of waiting\n", f.rank, f.slowdown, 100.0 * f.lastShare, r.allreduces,
                f.causedWaitUs / 1e3);
   }
