@@ -30,7 +30,7 @@ namespace {
 void printRanks(std::ostream& out, const TrainConfig& c, const RankReport& r) {
   if (r.ranks.size() < 2) return;
   fmt::print(out, "#\n# {:>4} {:>11} {:>12} {:>9} {:>9} {:>9} {:>7} {:>14}\n", "rank", "compute us", "exposed us",
-             "wait us", "injected", "slowdown", "last %", "cost others us");
+             "wait us", "realised", "slowdown", "last %", "cost others us");
   for (const RankFigures& f : r.ranks) {
     const std::string last = r.detectable ? fmt::format("{:.1f}", 100.0 * f.lastShare) : std::string("-");
     const std::string cost = r.detectable ? fmt::format("{:.0f}", f.causedWaitUs) : std::string("-");
