@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -303,6 +304,10 @@ TEST(Binary, AMismatchedBaselineIsRefusedWithExitTwo) {
   EXPECT_EQ(j.at("summary").at("ranks").size(), 2U);
   EXPECT_TRUE(j.at("summary").at("stragglers").at("detectable").get<bool>());
   EXPECT_FALSE(j.at("arrivals").empty());
+  ASSERT_FALSE(j.at("allreduces").empty());
+  auto order = j.at("allreduces").at(0).at("order").get<std::vector<int>>();
+  std::sort(order.begin(), order.end());
+  EXPECT_EQ(order, (std::vector<int>{0, 1}));
   const Exit bad = runBinary("--data synthetic --synthetic-samples 1024 --widths 784-64-10 --workers 2 --batch 64 -q "
                              "--epochs 1 --straggler 1:compute=2 --straggler-baseline " + base);
   EXPECT_EQ(bad.code, 2) << bad.err;

@@ -113,6 +113,10 @@ TEST(StragglerDetector, RuleNeedsBothLastArrivalsAndSlowerCompute) {
   EXPECT_DOUBLE_EQ(report.ranks[1].slowdown, 1.6);
   EXPECT_EQ(report.stragglers(), std::vector<int>{1});
   EXPECT_FALSE(analyzeRanks(run, 1).detectable);
+  const std::vector<ArrivalOrder> orders = arrivalOrders(run);
+  ASSERT_EQ(orders.size(), 10U);
+  EXPECT_EQ(orders[3].step, 3);
+  EXPECT_EQ(orders[3].order, (std::vector<int>{0, 1}));
 }
 
 TEST(SyncWaitAttribution, WaitingForALateRankIsWaitNotOverlapOrCommunication) {

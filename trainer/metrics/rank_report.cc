@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <map>
 #include <tuple>
+#include <utility>
 
 #include "fmt/format.h"
 #include "trainer/run/clock.h"
@@ -102,6 +103,21 @@ RankReport analyzeRanks(const RunResult& run, int workers) {
     f.straggler = report.detectable && f.lastShare > kStragglerLastShare && f.slowdown >= kStragglerMinSlowdown;
   }
   return report;
+}
+
+std::vector<ArrivalOrder> arrivalOrders(const RunResult& run) {
+  std::map<std::tuple<int, std::int64_t, int>, std::vector<const BucketArrival*>> byBucket;
+  for (const BucketArrival& a : run.arrivals) byBucket[{a.epoch, a.step, a.bucket}].push_back(&a);
+  std::vector<ArrivalOrder> out;
+  out.reserve(byBucket.size());
+  for (auto& [key, ranks] : byBucket) {
+    std::stable_sort(ranks.begin(), ranks.end(),
+                     [](const BucketArrival* a, const BucketArrival* b) { return a->arriveNs < b->arriveNs; });
+    ArrivalOrder o{std::get<0>(key), std::get<1>(key), std::get<2>(key), {}};
+    for (const BucketArrival* a : ranks) o.order.push_back(a->rank);
+    out.push_back(std::move(o));
+  }
+  return out;
 }
 
 }  // namespace cclab::trainer

@@ -46,6 +46,16 @@ struct RankReport {
 };
 
 RankReport analyzeRanks(const RunResult& run, int workers);
+
+// One bucket allreduce of one step: the ranks in the order they arrived (first to last).
+struct ArrivalOrder {
+  int epoch = 0;
+  std::int64_t step = 0;
+  int bucket = 0;
+  std::vector<int> order;
+};
+// Every allreduce in run.arrivals, in (epoch, step, bucket) order.
+std::vector<ArrivalOrder> arrivalOrders(const RunResult& run);
 // The rule above, in words (printed with the verdict).
 std::string stragglerRule();
 

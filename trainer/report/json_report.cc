@@ -131,6 +131,9 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
   for (const BucketArrival& a : run.arrivals)
     arrivals.push_back({{"epoch", a.epoch}, {"step", a.step}, {"bucket", a.bucket}, {"rank", a.rank},
                         {"arrive_us", us(a.arriveNs)}, {"end_us", us(a.endNs)}});
+  json allreduces = json::array();
+  for (const ArrivalOrder& o : arrivalOrders(run))
+    allreduces.push_back({{"epoch", o.epoch}, {"step", o.step}, {"bucket", o.bucket}, {"order", o.order}});
   return {{"schema", kJsonSchema},
           {"machine",
            {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator}}},
@@ -139,7 +142,8 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
           {"summary", summaryJson(summary, run)},
           {"epochs", epochs},
           {"steps", steps},
-          {"arrivals", arrivals}};
+          {"arrivals", arrivals},
+          {"allreduces", allreduces}};
 }
 
 void writeJson(const std::filesystem::path& path, const json& j) { conventions::writeFileAtomically(path, j.dump(1) + '\n'); }
