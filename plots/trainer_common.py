@@ -33,6 +33,43 @@ def load_runs(paths):
     return [load_run(p) for p in paths]
 
 
+# Config fields that do not change throughput: runs differing only in these are repeats of one
+# configuration (the same list cclab-train's --*-baseline check ignores, trainer/report/baseline.h).
+THROUGHPUT_NEUTRAL = ("epochs", "seed", "lr", "momentum", "weight_decay")
+
+
+def config_key(run, drop=()):
+    """The run's full configuration, less throughput-neutral fields and `drop`, as a hashable key."""
+    c = run["config"]
+    return tuple(sorted((k, json.dumps(v, sort_keys=True)) for k, v in c.items()
+                        if k not in THROUGHPUT_NEUTRAL and k not in drop))
+
+
+def _value(text):
+    v = json.loads(text)
+    if isinstance(v, list):
+        return "-".join(str(x) for x in v)
+    if isinstance(v, dict):
+        return ",".join(f"{k}:{x}" for k, x in sorted(v.items()))
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def group_labels(keys, base):
+    """{key: label} for configuration keys: base(key as dict) plus every field that differs between
+    the keys (so runs of different configurations are never drawn as one line, and the legend says how
+    they differ)."""
+    keys = list(keys)
+    dicts = {k: dict(k) for k in keys}
+    fields = sorted({f for d in dicts.values() for f in d})
+    varying = [f for f in fields if len({d.get(f) for d in dicts.values()}) > 1]
+    out = {}
+    for k, d in dicts.items():
+        label = base({f: json.loads(v) for f, v in d.items()})
+        extra = [f"{f} {_value(d[f])}" for f in varying if f in d and f not in ("mode", "workers")]
+        out[k] = label + (" (" + ", ".join(extra) + ")" if extra else "")
+    return out
+
+
 def straggler_factor(run):
     """1.0 without a straggler."""
     s = run["config"].get("straggler")

@@ -3,9 +3,12 @@
 
     plots/trainer_scaling.py s1.json s2.json s4.json a1.json a2.json a4.json -o scaling.png
 
-Efficiency(N) = samples/s(N) / (N x samples/s(1)), against the same mode's 1-worker run (which
-must be among the files). Repeated runs of one configuration are combined by their median
-samples/s. Runs with a straggler are ignored.
+Efficiency(N) = samples/s(N) / (N x samples/s(1)), against the 1-worker run of the same
+configuration (which must be among the files). Runs are grouped by their full configuration (every
+config field except workers, worker_batch and the throughput-neutral epochs, seed, lr, momentum,
+weight decay); each group is one line, labelled by mode and the fields in which the groups differ.
+Repeated runs of one configuration are combined by their median samples/s. Runs with a straggler
+are ignored.
 """
 import sys
 
@@ -14,20 +17,22 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import (InputError, machine_note, median_samples_per_s, run_cli, save_figure,  # noqa: E402
-                            straggler_factor)
+from trainer_common import (InputError, config_key, group_labels, machine_note, median_samples_per_s,  # noqa: E402
+                            run_cli, save_figure, straggler_factor)
 
 PROG = "trainer_scaling.py"
 
 
 def efficiencies(runs):
-    """{mode: [(workers, samples/s, efficiency)]} sorted by workers."""
-    by_mode = {}
+    """{configuration label: [(workers, samples/s, efficiency)]} sorted by workers."""
+    groups = {}
     for run in runs:
         if straggler_factor(run) != 1.0:
             continue
-        c = run["config"]
-        by_mode.setdefault(c["mode"], {}).setdefault(c["workers"], []).append(run)
+        key = config_key(run, drop=("workers", "worker_batch", "straggler"))
+        groups.setdefault(key, {}).setdefault(run["config"]["workers"], []).append(run)
+    labels = group_labels(groups, lambda c: str(c.get("mode", "?")))
+    by_mode = {labels[k]: v for k, v in groups.items()}
     out = {}
     for mode, groups in by_mode.items():
         points = {w: median_samples_per_s(g) for w, g in groups.items()}

@@ -5,8 +5,10 @@
 
 Slowdown = samples/s of the mode's run without a straggler (factor 1) / samples/s with it, so 1.0
 means the straggler costs nothing and FACTOR means the whole run slows as much as the straggler.
-Each mode needs a run without --straggler among the files. Repeated runs of one configuration
-(mode, workers, factor) are combined by their median samples/s. The line y = factor is the fully
+Runs are grouped by their full configuration (every config field except the straggler and the
+throughput-neutral epochs, seed, lr, momentum, weight decay); each group is one line, labelled by mode,
+workers and the fields in which the groups differ, and needs a run without --straggler. Repeated runs
+of one configuration and factor are combined by their median samples/s. The line y = factor is the fully
 synchronous worst case.
 """
 import sys
@@ -16,18 +18,20 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-from trainer_common import (InputError, machine_note, median_samples_per_s, run_cli, save_figure,  # noqa: E402
-                            straggler_factor)
+from trainer_common import (InputError, config_key, group_labels, machine_note, median_samples_per_s,  # noqa: E402
+                            run_cli, save_figure, straggler_factor)
 
 PROG = "trainer_straggler.py"
 
 
 def slowdowns(runs):
-    """{mode: [(factor, slowdown)]} sorted by factor; InputError if a mode has no factor-1 run."""
-    by_mode = {}
+    """{configuration label: [(factor, slowdown)]} sorted by factor; InputError if a configuration has
+    no factor-1 run."""
+    groups = {}
     for run in runs:
-        key = f"{run['config']['mode']} {run['config']['workers']}w"
-        by_mode.setdefault(key, {}).setdefault(straggler_factor(run), []).append(run)
+        groups.setdefault(config_key(run, drop=("straggler",)), {}).setdefault(straggler_factor(run), []).append(run)
+    labels = group_labels(groups, lambda c: f"{c.get('mode', '?')} {c.get('workers', '?')}w")
+    by_mode = {labels[k]: v for k, v in groups.items()}
     out = {}
     for mode, by_factor in by_mode.items():
         if 1.0 not in by_factor:

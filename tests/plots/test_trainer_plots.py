@@ -16,13 +16,13 @@ import trainer_scaling  # noqa: E402
 import trainer_straggler  # noqa: E402
 
 
-def report(mode="sync", workers=4, samples_per_s=1000.0, straggler=None, dc_lambda=0.0, ssp=-1, epochs=3):
+def report(mode="sync", workers=4, samples_per_s=1000.0, straggler=None, dc_lambda=0.0, ssp=-1, epochs=3, **config):
     return {
         "schema": "cclab-train/1",
         "machine": {"host": "h", "cores": 2, "date": "2026-01-01T00:00:00Z", "communicator": "host"},
         "command": "cclab-train",
         "config": {"mode": mode, "workers": workers, "dc_lambda": dc_lambda, "ssp": ssp,
-                   "straggler": None if straggler is None else {"rank": 1, "factor": straggler}},
+                   "straggler": None if straggler is None else {"rank": 1, "factor": straggler}, **config},
         "summary": {"samples_per_s": samples_per_s, "compute_us": 1000.0, "exposed_comm_us": 300.0, "wait_us": 200.0,
                     "comm_fraction": 0.2, "overlap_ratio": 0.4},
         "epochs": [{"epoch": e, "train_loss": 1.0 / (e + 1), "test_loss": 1.0, "test_accuracy": 0.8 + 0.01 * e,
@@ -96,6 +96,25 @@ def test_repeated_runs_combine_by_median():
     assert data["sync"][1] == (2, 155.0, pytest.approx(0.775))
     runs = [report(samples_per_s=v) for v in (100.0, 300.0, 200.0)] + [report(samples_per_s=100.0, straggler=2.0)]
     assert trainer_straggler.slowdowns(runs)["sync 4w"][1] == (2.0, 2.0)
+
+
+def test_runs_of_different_configurations_are_separate_lines_not_repeats():
+    # Two models: their runs were merged as repeats of "sync 4w" (a 9x slowdown from a mismatch).
+    small = dict(widths=[784, 32, 10], batch=64)
+    big = dict(widths=[784, 4096, 10], batch=64)
+    runs = [report(samples_per_s=1000.0, **small), report(samples_per_s=800.0, straggler=2.0, **small),
+            report(samples_per_s=100.0, **big), report(samples_per_s=50.0, straggler=2.0, **big),
+            report(samples_per_s=1000.0, seed=5, lr=0.2, **small)]  # a repeat: seed and lr do not change throughput
+    data = trainer_straggler.slowdowns(runs)
+    assert data == {"sync 4w (widths 784-32-10)": [(1.0, 1.0), (2.0, 1.25)],
+                    "sync 4w (widths 784-4096-10)": [(1.0, 1.0), (2.0, 2.0)]}
+    scaling = [report(workers=1, samples_per_s=100.0, **small), report(workers=2, samples_per_s=180.0, **small),
+               report(workers=1, samples_per_s=10.0, batch=128), report(workers=2, samples_per_s=10.0, batch=128)]
+    eff = trainer_scaling.efficiencies(scaling)
+    assert eff == {"sync (batch 64, widths 784-32-10)": [(1, 100.0, 1.0), (2, 180.0, 0.9)],
+                   "sync (batch 128)": [(1, 10.0, 1.0), (2, 10.0, 0.5)]}
+    with pytest.raises(trainer_common.InputError):  # a 2-worker big run has no 1-worker run of its own
+        trainer_scaling.efficiencies(scaling + [report(workers=2, samples_per_s=5.0, **big)])
 
 
 def test_labels_name_the_configuration():

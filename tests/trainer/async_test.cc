@@ -151,12 +151,29 @@ TEST(ParameterServer, CountsStalenessAndCompensatesDelays) {
   EXPECT_EQ(ps.version(), 2);
 }
 
+TEST(Async, SspGapNeverExceedsTheBound) {
+  // The documented bound: no worker more than S pushes ahead of the slowest (it was S + 1).
+  const DataSplit data = tinyData(2048, 64);
+  for (int bound : {0, 1, 2}) {
+    TrainConfig c = tinyConfig(Mode::Async, 3, 48);
+    c.epochs = 1;
+    c.async.sspBound = bound;
+    c.straggler = {.rank = 2, .computeFactor = 3.0};  // the others would run ahead without the bound
+    const RunResult r = runAsync(c, data);
+    EXPECT_LE(r.sspMaxGap, std::max(bound, 1)) << bound;
+    EXPECT_GE(r.sspMaxGap, 1) << bound;
+  }
+  TrainConfig c = tinyConfig(Mode::Async, 2, 32);
+  EXPECT_EQ(runAsync(c, tinyData()).sspMaxGap, -1);
+}
+
 TEST(SspClock, BlocksTheLeaderUntilTheSlowestCatchesUp) {
-  SspClock clock(2, 1);
+  SspClock clock(2, 2);
   clock.waitTurn(0);
   clock.advance(0);
-  clock.waitTurn(0);  // 1 ahead: allowed
-  clock.advance(0);   // 2 ahead
+  clock.waitTurn(0);  // 1 ahead: its next push makes 2, allowed
+  clock.advance(0);
+  EXPECT_EQ(clock.maxGap(), 2);  // at the bound: it may not start another step (it could with S + 1)
   std::atomic<bool> passed{false};
   std::thread leader([&] {
     clock.waitTurn(0);
@@ -167,6 +184,8 @@ TEST(SspClock, BlocksTheLeaderUntilTheSlowestCatchesUp) {
   clock.advance(1);
   leader.join();
   EXPECT_TRUE(passed);
+  clock.advance(0);
+  EXPECT_EQ(clock.maxGap(), 2);
   // A finished worker no longer holds the others back.
   SspClock two(2, 0);
   two.advance(0);

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -11,6 +12,8 @@
 #include "collectives/core/errors.h"
 #include "nlohmann/json.hpp"
 #include "trainer/cli/options.h"
+#include "trainer/report/baseline.h"
+#include "trainer/report/json_report.h"
 #include "trainer/run/train_config.h"
 
 namespace cclab::trainer {
@@ -234,6 +237,85 @@ TEST(Binary, ASyntheticRunWritesJsonAndTrace) {
   std::size_t files = 0;  // no temporary file left beside the outputs
   for ([[maybe_unused]] const auto& entry : fs::directory_iterator(dir)) ++files;
   EXPECT_EQ(files, 2U);
+  fs::remove_all(dir);
+}
+
+TEST(Baseline, OnlyAMatchingConfigurationIsAccepted) {
+  TrainConfig c;
+  c.mode = Mode::Sync;
+  c.workers = 4;
+  c.batch = 128;
+  c.widths = {784, 64, 10};
+  c.straggler = {.rank = 1, .computeFactor = 1.4};
+  const nlohmann::json run = configToJson(c, "synthetic");
+  TrainConfig same = c;
+  same.straggler = {};
+  same.seed = 99;  // throughput-neutral
+  same.epochs = 7;
+  const BaselineRun free{100.0, 4, configToJson(same, "synthetic")};
+  EXPECT_NO_THROW(checkBaseline(BaselineKind::Straggler, run, free, "b.json"));
+  const auto refused = [&](BaselineKind kind, const TrainConfig& b, int workers, const std::string& field) {
+    try {
+      checkBaseline(kind, run, {100.0, workers, configToJson(b, "synthetic")}, "b.json");
+      ADD_FAILURE() << field << ": accepted";
+    } catch (const InvalidArgument& e) {
+      EXPECT_NE(std::string(e.what()).find(field), std::string::npos) << e.what();
+      EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos) << e.what();
+    }
+  };
+  TrainConfig other = same;
+  other.widths = {784, 256, 10};
+  refused(BaselineKind::Straggler, other, 4, "widths");
+  other = same;
+  other.batch = 256;
+  refused(BaselineKind::Straggler, other, 4, "batch");
+  other = same;
+  other.workers = 2;
+  refused(BaselineKind::Straggler, other, 2, "worker");  // worker_batch or workers
+  other = same;
+  other.mode = Mode::Async;
+  refused(BaselineKind::Straggler, other, 4, "mode");
+  refused(BaselineKind::Straggler, c, 4, "straggler");  // a straggler run is no straggler-free baseline
+  // Scaling: fewer workers, same everything else (the straggler included).
+  TrainConfig one = c;
+  one.workers = 1;
+  EXPECT_NO_THROW(checkBaseline(BaselineKind::Scaling, run, {100.0, 1, configToJson(one, "synthetic")}, "b.json"));
+  other = one;
+  other.widths = {784, 10};
+  refused(BaselineKind::Scaling, other, 1, "widths");
+  other = c;
+  other.workers = 8;
+  refused(BaselineKind::Scaling, other, 8, "workers");
+  EXPECT_THROW(checkBaseline(BaselineKind::Scaling, run, {100.0, 1, configToJson(one, "fashion-mnist")}, "b.json"),
+               InvalidArgument);
+}
+
+TEST(Binary, AMismatchedBaselineIsRefusedWithExitTwo) {
+  const fs::path dir = fs::temp_directory_path() / ("cclab_train_base_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::string base = (dir / "base.json").string();
+  ASSERT_EQ(runBinary(std::string(kTinyRun) + "--epochs 1 -J " + base).code, 0);
+  const Exit ok = runBinary(std::string(kTinyRun) + "--epochs 1 --straggler 1:compute=2 --straggler-baseline " + base +
+                            " -J " + (dir / "s.json").string());
+  ASSERT_EQ(ok.code, 0) << ok.err;
+  std::ifstream in(dir / "s.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_TRUE(j.at("summary").at("straggler_slowdown").is_number());
+  EXPECT_EQ(j.at("summary").at("ranks").size(), 2U);
+  EXPECT_TRUE(j.at("summary").at("stragglers").at("detectable").get<bool>());
+  EXPECT_FALSE(j.at("arrivals").empty());
+  ASSERT_FALSE(j.at("allreduces").empty());
+  auto order = j.at("allreduces").at(0).at("order").get<std::vector<int>>();
+  std::sort(order.begin(), order.end());
+  EXPECT_EQ(order, (std::vector<int>{0, 1}));
+  const Exit bad = runBinary("--data synthetic --synthetic-samples 1024 --widths 784-64-10 --workers 2 --batch 64 -q "
+                             "--epochs 1 --straggler 1:compute=2 --straggler-baseline " + base);
+  EXPECT_EQ(bad.code, 2) << bad.err;
+  EXPECT_EQ(lines(bad.err), 1) << bad.err;
+  EXPECT_NE(bad.err.find("widths"), std::string::npos) << bad.err;
+  const Exit more = runBinary("--data synthetic --synthetic-samples 1024 --widths 784-32-10 --workers 1 --batch 64 -q "
+                              "--epochs 1 --scaling-baseline " + base);
+  EXPECT_EQ(more.code, 2) << more.err;
   fs::remove_all(dir);
 }
 

@@ -57,6 +57,9 @@ class AsyncWorker {
     const PullResult pulled = s_.server.pull(params_);
     const std::int64_t computeStart = clock.nowNs();
     checkParamsFinite(params_, s_.config, epoch, step);
+    const std::int64_t throttled0 = throttle_.measuredNs();
+    const std::int64_t cpu0 = threadCpuNs() - throttle_.spinCpuNs();
+    const std::int64_t injected0 = throttle_.injectedNs();
     const StepLoss loss = step_.compute(params_, batch, grads_, clock, throttle_);
     checkLossFinite(loss.lossSum, s_.config, epoch, step, rank_);
     const std::int64_t pushStart = clock.nowNs();
@@ -78,6 +81,9 @@ class AsyncWorker {
     r.waitNs = sspWait + pulled.lockWaitNs + pushed.lockWaitNs;
     r.commBusyNs = (computeStart - pullStart) + (end - pushStart) - pulled.lockWaitNs - pushed.lockWaitNs;
     r.exposedCommNs = r.commBusyNs;  // pull and push block the worker: nothing overlaps them
+    r.throttledNs = throttle_.measuredNs() - throttled0;
+    r.injectedNs = throttle_.injectedNs() - injected0;
+    r.deviceComputeNs = threadCpuNs() - throttle_.spinCpuNs() - cpu0 + r.injectedNs;
     r.lossSum = loss.lossSum;
     r.samples = loss.samples;
     r.staleness = pushed.staleness;
@@ -148,6 +154,7 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
   hooks.onFailure = [&] { ssp.abort(); };
   result.trainTimeS = static_cast<double>(runEpochs(config.workers, config.epochs, clock, hooks)) / kNsPerS;
   result.finalParams = server.snapshot();
+  if (config.async.sspBound >= 0) result.sspMaxGap = ssp.maxGap();
   for (auto& w : workers) {
     result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
     result.staleness.merge(w->staleness());

@@ -36,7 +36,10 @@ std::int64_t SspClock::waitTurn(int worker) {
   if (bound_ < 0) return 0;
   const auto t = std::chrono::steady_clock::now();
   std::unique_lock lock(mutex_);
-  changed_.wait(lock, [&] { return aborted_ || clocks_[static_cast<std::size_t>(worker)] - slowest() <= bound_; });
+  changed_.wait(lock, [&] {
+    const std::int64_t gap = clocks_[static_cast<std::size_t>(worker)] - slowest();
+    return aborted_ || gap < bound_ || gap <= 0;  // after this step's push the gap is at most bound (1 if bound is 0)
+  });
   if (aborted_) throw Error("SSP wait aborted: another worker failed");
   return std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - t).count();
 }
@@ -46,8 +49,14 @@ void SspClock::advance(int worker) {
   {
     std::lock_guard lock(mutex_);
     ++clocks_[static_cast<std::size_t>(worker)];
+    maxGap_ = std::max(maxGap_, clocks_[static_cast<std::size_t>(worker)] - slowest());
   }
   changed_.notify_all();
+}
+
+std::int64_t SspClock::maxGap() {
+  std::lock_guard lock(mutex_);
+  return maxGap_;
 }
 
 void SspClock::abort() {

@@ -1,6 +1,8 @@
-// Stale synchronous parallel (Ho et al., 2013): worker clocks count pushes; a worker may start a
-// step only while it is at most `bound` pushes ahead of the slowest active worker. bound < 0: no
-// limit. A worker that has run out of work for the epoch finishes (stops counting as the slowest);
+// Stale synchronous parallel (Ho et al., 2013): worker clocks count pushes; no worker is ever more
+// than `bound` pushes ahead of the slowest active worker. So a worker may start a step (which ends in
+// a push) only while it is fewer than `bound` pushes ahead, or is itself the slowest: bound 0 runs in
+// lock-step rounds (the gap is then 1 between a worker's push and the last push of its round).
+// bound < 0: no limit. A worker that has run out of work for the epoch finishes (stops counting as the slowest);
 // reset() starts the next epoch with every clock at 0.
 #pragma once
 
@@ -19,6 +21,8 @@ class SspClock {
   void advance(int worker);
   void finish(int worker);
   void reset();  // only while no worker waits
+  // The largest gap (a worker's clock - the slowest active worker's) seen after any push; <= max(bound, 1).
+  [[nodiscard]] std::int64_t maxGap();
   // Releases every waiter (a worker failed).
   void abort();
 
@@ -31,6 +35,7 @@ class SspClock {
   std::vector<std::int64_t> clocks_;
   std::vector<bool> finished_;
   bool aborted_ = false;
+  std::int64_t maxGap_ = 0;
 };
 
 }  // namespace cclab::trainer

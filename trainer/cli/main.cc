@@ -3,10 +3,14 @@
 #include <cblas.h>
 
 #include <iostream>
+#include <optional>
+#include <optional>
 
 #include "collectives/core/errors.h"
 #include "trainer/cli/options.h"
 #include "trainer/metrics/summary.h"
+#include "trainer/report/baseline.h"
+#include "trainer/report/baseline.h"
 #include "trainer/report/json_report.h"
 #include "trainer/report/text_report.h"
 #include "trainer/run/trainer.h"
@@ -27,18 +31,25 @@ int run(int argc, char** argv) {
     if (!cclab::backendAvailable(config.sync.backend, &why))
       throw cclab::InvalidArgument(std::string(cclab::name(config.sync.backend)) + " backend unavailable: " + why);
   }
-  Baselines baselines;
-  if (!options->output.scalingBaseline.empty()) {
-    const BaselineRun b = readBaseline(options->output.scalingBaseline);
-    baselines.scalingSamplesPerS = b.samplesPerS;
-    baselines.scalingWorkers = b.workers;
-  }
-  if (!options->output.stragglerBaseline.empty())
-    baselines.stragglerFreeSamplesPerS = readBaseline(options->output.stragglerBaseline).samplesPerS;
+  std::optional<BaselineRun> scaling, straggler;  // read (and parsed) before loading data: fail fast
+  if (!options->output.scalingBaseline.empty()) scaling = readBaseline(options->output.scalingBaseline);
+  if (!options->output.stragglerBaseline.empty()) straggler = readBaseline(options->output.stragglerBaseline);
 
   // One BLAS thread per worker: the workers are the parallelism.
   openblas_set_num_threads(1);
   const DataSplit data = loadData(options->data);
+  // Baselines are checked against this run's configuration before training (the data's name is part of it).
+  Baselines baselines;
+  const nlohmann::json runConfig = configToJson(config, data.name);
+  if (scaling) {
+    checkBaseline(BaselineKind::Scaling, runConfig, *scaling, options->output.scalingBaseline);
+    baselines.scalingSamplesPerS = scaling->samplesPerS;
+    baselines.scalingWorkers = scaling->workers;
+  }
+  if (straggler) {
+    checkBaseline(BaselineKind::Straggler, runConfig, *straggler, options->output.stragglerBaseline);
+    baselines.stragglerFreeSamplesPerS = straggler->samplesPerS;
+  }
   const RunInfo info = currentRunInfo(options->commandLine);
   printHeader(std::cout, config, data.name, info);
   std::cout.flush();

@@ -19,9 +19,17 @@ struct StepRecord {
   std::int64_t endNs = 0;
   std::int64_t computeNs = 0;      // forward, backward, optimiser, straggler delay
   std::int64_t exposedCommNs = 0;  // communication the worker waited for that no peer caused
-  std::int64_t waitNs = 0;         // waiting for peers (sync: the slowest rank's backward; async: lock, SSP bound)
-  std::int64_t commBusyNs = 0;     // sync: the comm thread's allreduce time; async: pull + push
-  std::int64_t overlappedNs = 0;   // sync: comm time that ran during this worker's backward
+  std::int64_t waitNs = 0;         // waiting for peers (sync: blocked while a bucket's allreduce waited for the
+                                   // last rank to arrive; async: lock, SSP bound)
+  std::int64_t commBusyNs = 0;     // sync: allreduce time after every rank arrived (real communication);
+                                   // async: pull + push
+  std::int64_t overlappedNs = 0;   // sync: real communication that ran during this worker's forward+backward
+  std::int64_t peerWaitNs = 0;     // sync: time this rank's allreduces waited for later ranks (hidden or not)
+  std::int64_t throttledNs = 0;    // straggler: compute the throttle measured (run/straggler.h); 0 otherwise
+  std::int64_t injectedNs = 0;     // straggler: delay the throttle injected (part of computeNs)
+  std::int64_t deviceComputeNs = 0;  // the worker thread's CPU time in the step (the throttle's spin
+                                     // excluded) + injectedNs: compute as a dedicated device would
+                                     // take it, without this machine's time-slicing
   std::int64_t readyNs = 0;        // sync: backward done (all buckets submitted)
   std::int64_t doneNs = 0;         // sync: all buckets reduced
   double lossSum = 0.0;
@@ -29,6 +37,17 @@ struct StepRecord {
   std::int64_t staleness = -1;  // async: updates applied between pull and push; -1 in sync
 
   [[nodiscard]] std::int64_t stepNs() const { return endNs - startNs; }
+};
+
+// Sync: one rank's arrival at one bucket's allreduce (its communication thread calling it) and the
+// allreduce's end on that rank. The last rank to arrive makes the others wait.
+struct BucketArrival {
+  int epoch = 0;
+  std::int64_t step = 0;  // within the epoch
+  int bucket = 0;         // index within the step, in submission order
+  int rank = 0;
+  std::int64_t arriveNs = 0;
+  std::int64_t endNs = 0;
 };
 
 struct EpochRecord {
@@ -45,9 +64,11 @@ struct RunResult {
   std::vector<EpochRecord> epochs;
   StalenessHistogram staleness;
   std::vector<TraceEvent> trace;
+  std::vector<BucketArrival> arrivals;  // sync with >= 2 workers; empty otherwise
   double trainTimeS = 0.0;
   std::int64_t samples = 0;
   std::vector<float> finalParams;   // sync: rank 0's replica; async: the server's copy
+  std::int64_t sspMaxGap = -1;      // async with --ssp: the largest lead over the slowest worker seen; -1 otherwise
   double replicaDivergence = 0.0;   // sync: max |w_r - w_0| over ranks (0 when replicas agree)
   std::string communicator;  // the Communicator's description (sync) or "parameter server (shared memory)"
 };

@@ -73,6 +73,7 @@ Summary summarize(const RunResult& run, int workers, const Baselines& baselines)
   s.stalenessP99 = run.staleness.percentile(kP99);
   s.scalingEfficiency = efficiency(s.samplesPerS, baselines.scalingSamplesPerS, workers, baselines.scalingWorkers);
   s.stragglerSlowdown = slowdown(s.samplesPerS, baselines.stragglerFreeSamplesPerS);
+  s.ranks = analyzeRanks(run, workers);
 
   return s;
 }

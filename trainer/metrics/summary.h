@@ -3,7 +3,8 @@
 //   samples/s          = samples trained / training time (evaluation excluded)
 //   step split         = per worker-step means of compute, exposed communication and wait
 //   comm fraction      = sum(exposed comm) / sum(step time)
-//   overlap ratio      = sum(comm time that ran during backward) / sum(comm time)   (sync)
+//   overlap ratio      = sum(real comm that ran during forward+backward) / sum(real comm)   (sync; real
+//                        comm = allreduce time after the last rank arrived, so waiting is never overlap)
 //   scaling efficiency = samples/s / (workers / baseline workers x baseline samples/s)
 //   straggler slowdown = samples/s without the straggler / samples/s with it
 #pragma once
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <optional>
 
+#include "trainer/metrics/rank_report.h"
 #include "trainer/metrics/records.h"
 
 namespace cclab::trainer {
@@ -46,6 +48,7 @@ struct Summary {
   std::int64_t stalenessP99 = 0;
   std::optional<double> scalingEfficiency;
   std::optional<double> stragglerSlowdown;
+  RankReport ranks;  // per-rank figures and the named stragglers
 };
 
 Summary summarize(const RunResult& run, int workers, const Baselines& baselines = {});

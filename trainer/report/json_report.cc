@@ -1,7 +1,5 @@
 #include "trainer/report/json_report.h"
 
-#include <fstream>
-
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
@@ -45,8 +43,38 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
 
 json optional(const std::optional<double>& v) { return v ? json(*v) : json(nullptr); }
 
+json ranksJson(const RankReport& r) {
+  json ranks = json::array();
+  for (const RankFigures& f : r.ranks)
+    ranks.push_back({{"rank", f.rank},
+                     {"steps", f.steps},
+                     {"compute_us", f.computeUs},
+                     {"exposed_comm_us", f.exposedCommUs},
+                     {"wait_us", f.waitUs},
+                     {"device_compute_us", f.deviceComputeUs},
+                     {"realised_factor", f.realisedFactor},
+                     {"slowdown", f.slowdown},
+                     {"last_arrivals", f.lastArrivals},
+                     {"last_share", f.lastShare},
+                     {"caused_wait_us", f.causedWaitUs},
+                     {"straggler", f.straggler}});
+  return ranks;
+}
+
+json stragglersJson(const RankReport& r) {
+  json named = json::array();
+  for (int k : r.stragglers()) {
+    const RankFigures& f = r.ranks[static_cast<std::size_t>(k)];
+    named.push_back({{"rank", f.rank}, {"slowdown", f.slowdown}, {"realised_factor", f.realisedFactor},
+                     {"last_share", f.lastShare}, {"caused_wait_us", f.causedWaitUs}});
+  }
+  return {{"detectable", r.detectable}, {"allreduces", r.allreduces}, {"rule", stragglerRule()}, {"named", named}};
+}
+
 json summaryJson(const Summary& s, const RunResult& run) {
-  return {{"samples_per_s", s.samplesPerS},
+  return {{"ranks", ranksJson(s.ranks)},
+          {"stragglers", stragglersJson(s.ranks)},
+          {"samples_per_s", s.samplesPerS},
           {"train_time_s", s.trainTimeS},
           {"worker_steps", s.workerSteps},
           {"step_us", {{"mean", s.stepUsMean}, {"p50", s.stepUsP50}, {"p99", s.stepUsP99}}},
@@ -66,6 +94,7 @@ json summaryJson(const Summary& s, const RunResult& run) {
             {"histogram", run.staleness.counts()}}},
           {"scaling_efficiency", optional(s.scalingEfficiency)},
           {"straggler_slowdown", optional(s.stragglerSlowdown)},
+          {"ssp_max_gap", run.sspMaxGap < 0 ? json(nullptr) : json(run.sspMaxGap)},
           {"replica_divergence", run.replicaDivergence}};
 }
 
@@ -91,8 +120,20 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
                      {"compute_us", us(r.computeNs)},
                      {"exposed_comm_us", us(r.exposedCommNs)},
                      {"wait_us", us(r.waitNs)},
+                     {"comm_busy_us", us(r.commBusyNs)},
+                     {"overlapped_us", us(r.overlappedNs)},
+                     {"peer_wait_us", us(r.peerWaitNs)},
+                     {"injected_us", us(r.injectedNs)},
+                     {"device_compute_us", us(r.deviceComputeNs)},
                      {"loss", r.samples ? r.lossSum / static_cast<double>(r.samples) : 0.0},
                      {"staleness", r.staleness}});
+  json arrivals = json::array();
+  for (const BucketArrival& a : run.arrivals)
+    arrivals.push_back({{"epoch", a.epoch}, {"step", a.step}, {"bucket", a.bucket}, {"rank", a.rank},
+                        {"arrive_us", us(a.arriveNs)}, {"end_us", us(a.endNs)}});
+  json allreduces = json::array();
+  for (const ArrivalOrder& o : arrivalOrders(run))
+    allreduces.push_back({{"epoch", o.epoch}, {"step", o.step}, {"bucket", o.bucket}, {"order", o.order}});
   return {{"schema", kJsonSchema},
           {"machine",
            {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator}}},
@@ -100,21 +141,13 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
           {"config", configJson(config, dataName)},
           {"summary", summaryJson(summary, run)},
           {"epochs", epochs},
-          {"steps", steps}};
+          {"steps", steps},
+          {"arrivals", arrivals},
+          {"allreduces", allreduces}};
 }
 
 void writeJson(const std::filesystem::path& path, const json& j) { conventions::writeFileAtomically(path, j.dump(1) + '\n'); }
 
-BaselineRun readBaseline(const std::filesystem::path& path) {
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read baseline file " + path.string());
-  try {
-    const json j = json::parse(in);
-    const json& s = j.at("summary");
-    return {s.at("samples_per_s").get<double>(), j.at("config").at("workers").get<int>()};
-  } catch (const json::exception& e) {
-    throw InvalidArgument("baseline file " + path.string() + " is not a cclab-train -J file: " + e.what());
-  }
-}
+nlohmann::json configToJson(const TrainConfig& config, const std::string& dataName) { return configJson(config, dataName); }
 
 }  // namespace cclab::trainer

@@ -19,11 +19,7 @@ nlohmann::json runToJson(const TrainConfig& config, const std::string& dataName,
 // Written whole through a temporary file (conventions/output_file.h): a failure leaves the old file.
 void writeJson(const std::filesystem::path& path, const nlohmann::json& j);  // throws Error
 
-struct BaselineRun {
-  double samplesPerS = 0.0;
-  int workers = 1;
-};
-// Reads summary.samples_per_s and config.workers of an earlier -J file; throws InvalidArgument.
-BaselineRun readBaseline(const std::filesystem::path& path);
+// The -J "config" object of a run (also what a baseline's config is checked against).
+nlohmann::json configToJson(const TrainConfig& config, const std::string& dataName);
 
 }  // namespace cclab::trainer

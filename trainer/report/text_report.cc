@@ -25,6 +25,38 @@ void printProgress(std::ostream& out, const EpochRecord& e, int epochs) {
   out.flush();
 }
 
+namespace {
+
+void printRanks(std::ostream& out, const TrainConfig& c, const RankReport& r) {
+  if (r.ranks.size() < 2) return;
+  fmt::print(out, "#\n# {:>4} {:>11} {:>12} {:>9} {:>9} {:>9} {:>7} {:>14}\n", "rank", "compute us", "exposed us",
+             "wait us", "realised", "slowdown", "last %", "cost others us");
+  for (const RankFigures& f : r.ranks) {
+    const std::string last = r.detectable ? fmt::format("{:.1f}", 100.0 * f.lastShare) : std::string("-");
+    const std::string cost = r.detectable ? fmt::format("{:.0f}", f.causedWaitUs) : std::string("-");
+    fmt::print(out, "  {:>4} {:>11.0f} {:>12.0f} {:>9.0f} {:>8.3f}x {:>8.3f}x {:>7} {:>14}\n", f.rank, f.computeUs,
+               f.exposedCommUs, f.waitUs, f.realisedFactor, f.slowdown, last, cost);
+  }
+  if (c.mode != Mode::Sync) {
+    fmt::print(out, "# stragglers      not named in async runs (no allreduce to arrive at); see compute per rank\n");
+    return;
+  }
+  const std::vector<int> named = r.stragglers();
+  if (named.empty()) {
+    fmt::print(out, "# stragglers      none ({} allreduces; rule: {})\n", r.allreduces, stragglerRule());
+    return;
+  }
+  for (int k : named) {
+    const RankFigures& f = r.ranks[static_cast<std::size_t>(k)];
+    fmt::print(out, "# straggler       rank {}: device compute {:.2f}x the others' median, last at {:.0f}% of {} allreduces, "
+               "cost the others {:.1f} ms of waiting\n", f.rank, f.slowdown, 100.0 * f.lastShare, r.allreduces,
+               f.causedWaitUs / 1e3);
+  }
+  fmt::print(out, "# (rule: {})\n", stragglerRule());
+}
+
+}  // namespace
+
 void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run, const Summary& s) {
   fmt::print(out, "#\n# {:>6} {:>9} {:>12} {:>10} {:>11} {:>11}\n", "epoch", "time(s)", "samples/s", "train loss",
              "test loss", "test acc %");
@@ -43,9 +75,12 @@ void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run,
   if (c.mode == Mode::Async)
     fmt::print(out, "# staleness       mean {:.2f}, p50 {}, p99 {}, max {}\n", s.stalenessMean, s.stalenessP50,
                s.stalenessP99, s.stalenessMax);
+  if (run.sspMaxGap >= 0)
+    fmt::print(out, "# ssp gap         max {} pushes ahead of the slowest worker (bound {})\n", run.sspMaxGap, c.async.sspBound);
   fmt::print(out, "# test accuracy   final {:.2f}%, best {:.2f}%\n", 100.0 * s.finalTestAccuracy, 100.0 * s.bestTestAccuracy);
   if (s.scalingEfficiency) fmt::print(out, "# scaling eff.    {:.3f}\n", *s.scalingEfficiency);
   if (s.stragglerSlowdown) fmt::print(out, "# straggler slow. {:.3f}x\n", *s.stragglerSlowdown);
+  printRanks(out, c, s.ranks);
 }
 
 }  // namespace cclab::trainer

@@ -20,21 +20,25 @@ void CommThread::stop() {
   if (thread_.joinable()) thread_.join();
 }
 
+void CommThread::beginStep(int epoch, std::int64_t step) {
+  std::lock_guard lock(mutex_);
+  epoch_ = epoch;
+  stepInEpoch_ = step;
+  nextBucket_ = 0;
+}
+
 void CommThread::submit(const Bucket& bucket, std::span<float> grads, std::int64_t step) {
-  if (inline_) {
-    {
-      std::lock_guard lock(mutex_);
-      ++submitted_;
-    }
-    reduce({grads.subspan(static_cast<std::size_t>(bucket.offset), static_cast<std::size_t>(bucket.count)),
-            bucket.offset, step});
-    return;
-  }
+  Job job;
   {
     std::lock_guard lock(mutex_);
-    queue_.push_back({grads.subspan(static_cast<std::size_t>(bucket.offset), static_cast<std::size_t>(bucket.count)),
-                      bucket.offset, step});
+    job = {grads.subspan(static_cast<std::size_t>(bucket.offset), static_cast<std::size_t>(bucket.count)),
+           bucket.offset, step, epoch_, stepInEpoch_, nextBucket_++};
     ++submitted_;
+    if (!inline_) queue_.push_back(job);
+  }
+  if (inline_) {
+    reduce(job);
+    return;
   }
   changed_.notify_all();
 }
@@ -75,7 +79,10 @@ void CommThread::reduce(const Job& job) {
   const std::int64_t end = clock_.nowNs();
   trace_.add("allreduce bucket", commTrack(rank_), start, end, job.step);
   std::lock_guard lock(mutex_);
-  if (!inline_) busyNs_ += end - start;  // one rank: nothing is communicated
+  if (!inline_) {  // one rank: nothing is communicated
+    busyNs_ += end - start;
+    arrivals_.push_back({job.epoch, job.stepInEpoch, job.bucket, rank_, start, end});
+  }
   ++completed_;
 }
 

@@ -12,7 +12,9 @@
 #include <mutex>
 #include <span>
 #include <thread>
+#include <vector>
 
+#include "trainer/metrics/records.h"
 #include "trainer/metrics/trace.h"
 #include "trainer/run/clock.h"
 #include "trainer/sync/buckets.h"
@@ -27,6 +29,8 @@ class CommThread {
   CommThread& operator=(const CommThread&) = delete;
   ~CommThread();
 
+  // Names the step the next submit()s belong to (resets the bucket index).
+  void beginStep(int epoch, std::int64_t step);
   // Queues the allreduce of grads[bucket.offset, +bucket.count).
   void submit(const Bucket& bucket, std::span<float> grads, std::int64_t step);
   // Blocks until every submitted bucket is reduced; returns the allreduce time since the previous
@@ -35,12 +39,17 @@ class CommThread {
   // Joins the thread (idempotent); then trace() may be read.
   void stop();
   [[nodiscard]] TraceLog& trace() { return trace_; }
+  // Every bucket's arrival and end on this rank (none with one rank); read after stop().
+  [[nodiscard]] const std::vector<BucketArrival>& arrivals() const { return arrivals_; }
 
  private:
   struct Job {
     std::span<float> data;
     std::int64_t offset = 0;
-    std::int64_t step = 0;
+    std::int64_t step = 0;  // global, for the trace
+    int epoch = 0;
+    std::int64_t stepInEpoch = 0;
+    int bucket = 0;
   };
   void loop();
   void reduce(const Job& job);
@@ -55,6 +64,10 @@ class CommThread {
   std::int64_t submitted_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t busyNs_ = 0;
+  int epoch_ = 0;
+  std::int64_t stepInEpoch_ = 0;
+  int nextBucket_ = 0;
+  std::vector<BucketArrival> arrivals_;
   std::exception_ptr error_;
   bool stop_ = false;
   bool inline_;

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
 #include <memory>
 #include <utility>
 #include <vector>
@@ -16,6 +15,7 @@
 #include "trainer/run/steps.h"
 #include "trainer/sync/buckets.h"
 #include "trainer/sync/comm_thread.h"
+#include "trainer/sync/wait_attribution.h"
 
 namespace cclab::trainer {
 namespace {
@@ -65,6 +65,7 @@ class SyncWorker {
     out.insert(out.end(), trace_.events().begin(), trace_.events().end());
     out.insert(out.end(), comm_.trace().events().begin(), comm_.trace().events().end());
   }
+  [[nodiscard]] const std::vector<BucketArrival>& arrivals() const { return comm_.arrivals(); }
 
  private:
   void runStep(int epoch, std::int64_t step, std::span<const std::int64_t> batch) {
@@ -72,6 +73,10 @@ class SyncWorker {
     const std::int64_t globalStep = epoch * s_.stepsPerEpoch + step;
     const std::int64_t start = clock.nowNs();
     std::size_t next = 0;
+    comm_.beginStep(epoch, step);
+    const std::int64_t throttled0 = throttle_.measuredNs();
+    const std::int64_t cpu0 = threadCpuNs() - throttle_.spinCpuNs();
+    const std::int64_t injected0 = throttle_.injectedNs();
     std::int64_t ready = -1;  // backward done: taken before the last bucket is handed over
     const auto submitReady = [&](int layer) {
       if (layer == 0 && ready < 0) ready = clock.nowNs();
@@ -98,7 +103,10 @@ class SyncWorker {
     r.doneNs = done;
     r.endNs = end;
     r.computeNs = (ready - start) + (end - done);
-    r.commBusyNs = busy;
+    r.commBusyNs = busy;  // replaced by attributeSyncWaits from the arrivals
+    r.throttledNs = throttle_.measuredNs() - throttled0;
+    r.injectedNs = throttle_.injectedNs() - injected0;
+    r.deviceComputeNs = threadCpuNs() - throttle_.spinCpuNs() - cpu0 + r.injectedNs;
     r.lossSum = loss.lossSum;
     r.samples = loss.samples;
     records_.push_back(r);
@@ -122,20 +130,6 @@ class SyncWorker {
 };
 
 }  // namespace
-
-void attributeSyncWaits(std::span<StepRecord> steps) {
-  std::map<std::pair<int, std::int64_t>, std::int64_t> lastReady;
-  for (const StepRecord& r : steps) {
-    auto& t = lastReady[{r.epoch, r.step}];
-    t = std::max(t, r.readyNs);
-  }
-  for (StepRecord& r : steps) {
-    const std::int64_t blocked = r.doneNs - r.readyNs;
-    r.waitNs = std::clamp(lastReady[{r.epoch, r.step}] - r.readyNs, std::int64_t{0}, blocked);
-    r.exposedCommNs = blocked - r.waitNs;
-    r.overlappedNs = std::clamp(r.commBusyNs - blocked, std::int64_t{0}, r.commBusyNs);
-  }
-}
 
 RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator& comm, const EpochObserver& observe) {
   validate(config);
@@ -182,7 +176,8 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
     result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
     for (const StepRecord& r : w->records()) result.samples += r.samples;
   }
-  attributeSyncWaits(result.steps);
+  for (const auto& w : workers) result.arrivals.insert(result.arrivals.end(), w->arrivals().begin(), w->arrivals().end());
+  attributeSyncWaits(result.steps, result.arrivals);
   const auto root = workers.front()->params();
   result.finalParams.assign(root.begin(), root.end());
   for (const auto& w : workers)

@@ -18,9 +18,5 @@ namespace cclab::trainer {
 RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator& comm,
                   const EpochObserver& observe = {});
 
-// Fills waitNs, exposedCommNs and overlappedNs from the timestamps: for each step, the wait is the
-// time until the slowest rank finished its backward, and the rest of the time blocked on the
-// allreduces is exposed communication.
-void attributeSyncWaits(std::span<StepRecord> steps);
 
 }  // namespace cclab::trainer
