@@ -93,7 +93,12 @@ ShmSegment ShmSegment::create(const std::string& name, std::size_t payloadBytes)
     if (errno == EEXIST) throw InvalidArgument("proc: shared segment '" + name + "' already exists");
     throw Error(systemError("proc: shm_open('" + name + "')"));
   }
-  registerForCleanup(segmentPath(name));
+  try {
+    registerForCleanup(segmentPath(name));
+  } catch (...) {
+    shm_unlink(name.c_str());  // not registered: nothing else would remove it
+    throw;
+  }
   ShmSegment seg;
   seg.name_ = name;
   seg.owner_ = true;

@@ -9,7 +9,9 @@
 #include <cstdlib>
 #include <stdexcept>
 #include <thread>
+#include <vector>
 
+#include "collectives/core/errors.h"
 #include "collectives/proc/cleanup_registry.h"
 #include "collectives/proc/shm_segment.h"
 #include "collectives/proc/stale_sweep.h"
@@ -121,6 +123,26 @@ TEST(ProcCleanup, StdExitLeavesNothing) {
   }
   EXPECT_TRUE(exitedWith(waitChild(child), 0));
   EXPECT_FALSE(exists(segmentName(job, 0, "buf")));
+}
+
+TEST(ProcCleanup, AFullRegistryRefusesTheSegmentAndLeavesNoFile) {
+  const std::string job = makeJobId();
+  const int before = registeredForCleanup();
+  std::vector<ShmSegment> held;
+  std::string refused;
+  for (int i = 0; i <= kCleanupSlots && refused.empty(); ++i) {
+    const std::string name = segmentName(job, i, "buf");
+    try {
+      held.push_back(ShmSegment::create(name, 0));
+    } catch (const Error&) {
+      refused = name;
+    }
+  }
+  ASSERT_FALSE(refused.empty()) << "more than " << kCleanupSlots << " segments were registered";
+  EXPECT_FALSE(exists(refused));  // unregistered files would outlive a signal: none is left
+  held.clear();
+  EXPECT_EQ(cleanupStaleSegments(job), 0U);
+  EXPECT_EQ(registeredForCleanup(), before);
 }
 
 TEST(ProcCleanup, TheRegistryCountsOnlyThisProcessesLiveSegments) {
