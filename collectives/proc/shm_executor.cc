@@ -2,18 +2,20 @@
 // segments, and cross-process waits.
 #include "collectives/proc/shm_executor.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstring>
 #include <string>
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/slice_walk.h"
+#include "collectives/proc/stale_sweep.h"
 
 namespace cclab::proc {
 namespace {
 
-// Control segment layout: Control, then arrived[nranks], then channels[nranks * nranks].
-constexpr std::size_t kWordBytes = sizeof(SharedWord);
+// Control segment layout: Control, then RankInfo[nranks], then channels[nranks * nranks].
 
 // "rank 2" / "ranks 1, 3" / "ranks 0, 1, ... and 5 more".
 std::string rankList(const std::vector<int>& ranks) {
@@ -37,11 +39,13 @@ ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size
     throw InvalidArgument("proc: nranks " + std::to_string(nranks) + " outside [1, " + std::to_string(kMaxRanks) + "]");
   if (rank < 0 || rank >= nranks) throw InvalidArgument("proc: rank " + std::to_string(rank) + " out of range");
   const auto n = static_cast<std::size_t>(nranks);
-  const std::size_t ctrlBytes = sizeof(Control) + kWordBytes * n + sizeof(Channel) * n * n;
+  const std::size_t ctrlBytes = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
   const std::string ctrlName = segmentName(job, 0, "ctrl");
   ctrl_ = rank == 0 ? ShmSegment::create(ctrlName, ctrlBytes) : ShmSegment::attach(ctrlName, timeout);
   if (ctrl_.size() != ctrlBytes)
     throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
+  info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
+  info(rank).pid.store(getpid(), std::memory_order_release);
   own_ = ShmSegment::create(segmentName(job, rank, "buf"), bufferBytes);
   peers_.resize(n);
   bases_.assign(n, nullptr);
@@ -57,12 +61,18 @@ ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size
   }
 }
 
-SharedWord& ShmExecutor::arrived(int r) const {
-  return reinterpret_cast<SharedWord*>(ctrl_.data() + sizeof(Control))[r];
+ShmExecutor::RankInfo& ShmExecutor::info(int r) const {
+  return reinterpret_cast<RankInfo*>(ctrl_.data() + sizeof(Control))[r];
+}
+
+bool ShmExecutor::alive(int r) const {
+  const RankInfo& i = info(r);
+  const pid_t pid = i.pid.load(std::memory_order_acquire);
+  return pid == 0 || creatorAlive(pid, i.startTime.load(std::memory_order_relaxed));
 }
 
 ShmExecutor::Channel& ShmExecutor::channel(int from, int to) const {
-  auto* channels = reinterpret_cast<Channel*>(ctrl_.data() + sizeof(Control) + kWordBytes * static_cast<std::size_t>(nranks_));
+  auto* channels = reinterpret_cast<Channel*>(ctrl_.data() + sizeof(Control) + sizeof(RankInfo) * static_cast<std::size_t>(nranks_));
   return channels[static_cast<std::size_t>(from) * static_cast<std::size_t>(nranks_) + static_cast<std::size_t>(to)];
 }
 
@@ -177,23 +187,42 @@ class ShmExecutor::RankRun {
 
   void waitFor(const SharedWord& word, std::uint32_t target, int peer, const char* what) {
     if (reached(word.value.load(std::memory_order_acquire), target)) return;
-    const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.control().abort,
-                             Clock::now() + o_.timeout, o_.spin);
-    if (r == WaitResult::Ready) return;
-    const std::string head = "proc " + std::string(plan::name(plan_.collective)) + "/" +
-                             std::string(plan::name(plan_.algorithm)) + ": rank " + std::to_string(ex_.rank_);
-    const std::string tail = " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(peer);
-    if (r == WaitResult::TimedOut) {
-      // Blame the ranks that never started this call when there are any, else the peer waited for.
+    const auto deadline = Clock::now() + o_.timeout;
+    auto spin = o_.spin;
+    for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
+      const auto roundEnd = std::min(deadline, Clock::now() + kLivenessCheck);
+      const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.control().abort,
+                               roundEnd, spin);
+      spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
+      if (r == WaitResult::Ready) return;
+      if (r == WaitResult::Aborted) break;
+      if (Clock::now() >= deadline) break;
+      if (!ex_.alive(peer)) {
+        ex_.fail({peer});
+        throw TimeoutError(head() + " lost rank " + std::to_string(peer) + ": its process (pid " +
+                           std::to_string(ex_.info(peer).pid.load()) + ") died" + tail(peer, what));
+      }
+    }
+    if (ex_.control().abort.value.load(std::memory_order_acquire) == 0) {
+      // Timed out. Blame the ranks that never started this call when there are any, else the peer.
       const std::vector<int> late = ex_.lateRanks(call_);
       ex_.fail(late.empty() ? std::vector<int>{peer} : late);
-      throw TimeoutError(head + " lost " + rankList(late.empty() ? std::vector<int>{peer} : late) + ": timed out after " +
-                         milliseconds(o_.timeout) + tail + (late.empty() ? "" : " (never arrived)"));
+      throw TimeoutError(head() + " lost " + rankList(late.empty() ? std::vector<int>{peer} : late) +
+                         ": timed out after " + milliseconds(o_.timeout) + tail(peer, what) +
+                         (late.empty() ? "" : " (never arrived)"));
     }
     const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);
     const std::vector<int> lost = ex_.lostRanks();
-    throw TimeoutError(head + (lost.empty() ? " stopped" : " lost " + rankList(lost)) + ": stopped by rank " +
-                       std::to_string(code - 1) + tail);
+    throw TimeoutError(head() + (lost.empty() ? " stopped" : " lost " + rankList(lost)) + ": stopped by rank " +
+                       std::to_string(code - 1) + tail(peer, what));
+  }
+
+  [[nodiscard]] std::string head() const {
+    return "proc " + std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +
+           ": rank " + std::to_string(ex_.rank_);
+  }
+  [[nodiscard]] std::string tail(int peer, const char* what) const {
+    return " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(peer);
   }
 
   ShmExecutor& ex_;

@@ -5,7 +5,9 @@
 // receiver copies or reduces straight from its mapping of the sender's segment, then counts the slot
 // consumed. The channels, the abort word and the arrival counters live in rank 0's control segment
 // ("/cclab-<job>-0-ctrl"). Waits are shared_wait.h's: bounded, and a timeout in one rank sets the abort
-// word so every other rank stops at once too.
+// word so every other rank stops at once too. A wait also checks, every kLivenessCheck, that the peer it
+// waits for still runs (its pid and start time are in the control segment), so a killed rank is
+// noticed in about that time rather than at the timeout.
 //
 // This is the within-a-node smoke path of issue 12: no MPI bootstrap (the ranks agree on the job id
 // and the sizes beforehand, e.g. by fork), no Communicator backend yet.
@@ -44,6 +46,7 @@ class ShmExecutor {
  public:
   static constexpr std::uint32_t kSlots = 16;
   static constexpr int kMaxRanks = 256;
+  static constexpr std::chrono::milliseconds kLivenessCheck{100};
 
   // Rank `rank` of `nranks` joins job `job`: rank 0 creates the control segment, every rank creates its
   // buffer segment of `bufferBytes` and maps every peer's, each wait for a peer bounded by `timeout`.
@@ -78,7 +81,16 @@ class ShmExecutor {
   class RankRun;
 
   [[nodiscard]] Control& control() const { return *reinterpret_cast<Control*>(ctrl_.data()); }
-  [[nodiscard]] SharedWord& arrived(int r) const;
+  // Per rank, in the control segment: its arrival counter and who it is (so peers notice its death).
+  struct alignas(64) RankInfo {
+    SharedWord arrived;                    // calls this rank has started
+    std::atomic<std::int32_t> pid;         // 0 until the rank joined
+    std::atomic<std::uint64_t> startTime;  // stale_sweep.h's processStartTime of that pid
+  };
+  [[nodiscard]] RankInfo& info(int r) const;
+  [[nodiscard]] SharedWord& arrived(int r) const { return info(r).arrived; }
+  // False once rank r joined and its process has died (a SIGKILL, a crash).
+  [[nodiscard]] bool alive(int r) const;
   [[nodiscard]] Channel& channel(int from, int to) const;
   // Blames `lost` (the ranks a timeout found missing), sets the abort word and wakes every waiter.
   void fail(const std::vector<int>& lost);

@@ -153,35 +153,47 @@ TEST(ProcShmExecutor, ARankThatNeverRunsStopsTheOthersNamingIt) {
   EXPECT_EQ(leftovers(job), 0);
 }
 
-TEST(ProcShmExecutor, AKilledRanksPeersStopAndItsSegmentsAreSwept) {
+// A rank SIGKILLed after joining: its peer notices the death (not the 20 s timeout), names it, and the
+// parent sweeps the victim's segment. `ranks` > 2 also checks that the third rank names it too.
+void killOneRank(int ranks) {
   const std::string job = makeJobId();
-  constexpr int kRanks = 2;
+  constexpr int kVictim = 1;
   testing::ReadyPipe joined;
   const pid_t victim = forkChild([&] {
-    ShmExecutor ex(job, 1, kRanks, 8192, std::chrono::seconds(10));
+    ShmExecutor ex(job, kVictim, ranks, 8192, std::chrono::seconds(10));
     joined.signal();
     std::this_thread::sleep_for(std::chrono::seconds(30));
     return 0;
   });
-  const pid_t survivor = forkChild([&] {
-    ShmExecutor ex(job, 0, kRanks, 8192, std::chrono::seconds(10));
-    ShmRunOptions o;
-    o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
-    o.timeout = std::chrono::milliseconds(500);
-    try {
-      ex.run(plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Ring, kRanks, 1000), ShmLayout{0, 4096, 8192}, o);
-    } catch (const TimeoutError& e) {
-      return std::string(e.what()).find("lost rank 1:") != std::string::npos ? 6 : 7;
-    }
-    return 0;
-  });
+  std::vector<pid_t> survivors;
+  for (int r = 0; r < ranks; ++r) {
+    if (r == kVictim) continue;
+    survivors.push_back(forkChild([&, r] {
+      ShmExecutor ex(job, r, ranks, 8192, std::chrono::seconds(10));
+      ShmRunOptions o;
+      o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
+      o.timeout = std::chrono::seconds(20);
+      try {
+        ex.run(plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Ring, ranks, 1000), ShmLayout{0, 4096, 8192}, o);
+      } catch (const TimeoutError& e) {
+        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
+        return std::string(e.what()).find("lost rank 1:") != std::string::npos ? 6 : 7;
+      }
+      return 0;
+    }));
+  }
   ASSERT_TRUE(joined.wait());
+  const auto start = Clock::now();
   kill(victim, SIGKILL);
   EXPECT_TRUE(testing::killedBy(waitChild(victim), SIGKILL));
-  EXPECT_TRUE(exitedWith(waitChild(survivor), 6));
+  for (pid_t s : survivors) EXPECT_TRUE(exitedWith(waitChild(s), 6));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the timeout is 20 s
   EXPECT_EQ(cleanupStaleSegments(job), 1U);  // the victim's buffer segment
   EXPECT_EQ(leftovers(job), 0);
 }
+
+TEST(ProcShmExecutor, AKilledRanksPeerNoticesTheDeathAndItsSegmentIsSwept) { killOneRank(2); }
+TEST(ProcShmExecutor, AKilledRankIsNamedByEverySurvivor) { killOneRank(4); }
 
 TEST(ProcShmExecutor, RefusesBuffersThatDoNotFit) {
   const std::string job = makeJobId();
