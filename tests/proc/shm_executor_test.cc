@@ -153,11 +153,11 @@ TEST(ProcShmExecutor, ARankThatNeverRunsStopsTheOthersNamingIt) {
   EXPECT_EQ(leftovers(job), 0);
 }
 
-// A rank SIGKILLed after joining: its peer notices the death (not the 20 s timeout), names it, and the
-// parent sweeps the victim's segment. `ranks` > 2 also checks that the third rank names it too.
-void killOneRank(int ranks) {
+// Rank `victimRank` SIGKILLed after joining: its peers notice the death (not the 20 s timeout), every
+// survivor names it, and the parent sweeps the victim's segments.
+void killOneRank(int ranks, int victimRank) {
   const std::string job = makeJobId();
-  constexpr int kVictim = 1;
+  const int kVictim = victimRank;
   testing::ReadyPipe joined;
   const pid_t victim = forkChild([&] {
     ShmExecutor ex(job, kVictim, ranks, 8192, std::chrono::seconds(10));
@@ -177,7 +177,8 @@ void killOneRank(int ranks) {
         ex.run(plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Ring, ranks, 1000), ShmLayout{0, 4096, 8192}, o);
       } catch (const TimeoutError& e) {
         std::fprintf(stderr, "rank %d: %s\n", r, e.what());
-        return std::string(e.what()).find("lost rank 1:") != std::string::npos ? 6 : 7;
+        const std::string lost = "lost rank " + std::to_string(kVictim) + ":";
+        return std::string(e.what()).find(lost) != std::string::npos ? 6 : 7;
       }
       return 0;
     }));
@@ -188,12 +189,14 @@ void killOneRank(int ranks) {
   EXPECT_TRUE(testing::killedBy(waitChild(victim), SIGKILL));
   for (pid_t s : survivors) EXPECT_TRUE(exitedWith(waitChild(s), 6));
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the timeout is 20 s
-  EXPECT_EQ(cleanupStaleSegments(job), 1U);  // the victim's buffer segment
+  // The victim's buffer segment, and the control segment when the victim was rank 0 (its owner).
+  EXPECT_EQ(cleanupStaleSegments(job), kVictim == 0 ? 2U : 1U);
   EXPECT_EQ(leftovers(job), 0);
 }
 
-TEST(ProcShmExecutor, AKilledRanksPeerNoticesTheDeathAndItsSegmentIsSwept) { killOneRank(2); }
-TEST(ProcShmExecutor, AKilledRankIsNamedByEverySurvivor) { killOneRank(4); }
+TEST(ProcShmExecutor, AKilledRanksPeerNoticesTheDeathAndItsSegmentIsSwept) { killOneRank(2, 1); }
+TEST(ProcShmExecutor, AKilledRankIsNamedByEverySurvivor) { killOneRank(4, 1); }
+TEST(ProcShmExecutor, AKilledRankZeroOwnerOfTheControlSegmentIsNamedAndSwept) { killOneRank(3, 0); }
 
 TEST(ProcShmExecutor, RefusesBuffersThatDoNotFit) {
   const std::string job = makeJobId();
