@@ -41,7 +41,9 @@ ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size
   const auto n = static_cast<std::size_t>(nranks);
   const std::size_t ctrlBytes = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
   const std::string ctrlName = segmentName(job, 0, "ctrl");
-  ctrl_ = rank == 0 ? ShmSegment::create(ctrlName, ctrlBytes) : ShmSegment::attach(ctrlName, timeout);
+  const auto deadline = Clock::now() + timeout;  // one bound for joining, however many peers
+  const auto left = [deadline] { return std::max<std::chrono::nanoseconds>(deadline - Clock::now(), {}); };
+  ctrl_ = rank == 0 ? ShmSegment::create(ctrlName, ctrlBytes) : ShmSegment::attach(ctrlName, left());
   if (ctrl_.size() != ctrlBytes)
     throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
   info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
@@ -53,7 +55,7 @@ ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size
   for (int r = 0; r < nranks; ++r) {
     if (r == rank) continue;
     auto& seg = peers_[static_cast<std::size_t>(r)];
-    seg = ShmSegment::attach(segmentName(job, r, "buf"), timeout);
+    seg = ShmSegment::attach(segmentName(job, r, "buf"), left());
     if (seg.size() != bufferBytes)
       throw InvalidArgument("proc: rank " + std::to_string(r) + "'s buffer segment has " + std::to_string(seg.size()) +
                             " bytes, this rank " + std::to_string(bufferBytes));

@@ -49,7 +49,8 @@ class ShmExecutor {
   static constexpr std::chrono::milliseconds kLivenessCheck{100};
 
   // Rank `rank` of `nranks` joins job `job`: rank 0 creates the control segment, every rank creates its
-  // buffer segment of `bufferBytes` and maps every peer's, each wait for a peer bounded by `timeout`.
+  // buffer segment of `bufferBytes` and maps every peer's; joining takes at most `timeout` in all, else
+  // TimeoutError naming the segment that did not appear.
   ShmExecutor(const std::string& job, int rank, int nranks, std::size_t bufferBytes, std::chrono::nanoseconds timeout);
   ShmExecutor(const ShmExecutor&) = delete;
   ShmExecutor& operator=(const ShmExecutor&) = delete;

@@ -198,6 +198,19 @@ TEST(ProcShmExecutor, AKilledRanksPeerNoticesTheDeathAndItsSegmentIsSwept) { kil
 TEST(ProcShmExecutor, AKilledRankIsNamedByEverySurvivor) { killOneRank(4, 1); }
 TEST(ProcShmExecutor, AKilledRankZeroOwnerOfTheControlSegmentIsNamedAndSwept) { killOneRank(3, 0); }
 
+TEST(ProcShmExecutor, JoiningAJobWhosePeerNeverComesTimesOutNamingItsSegment) {
+  const std::string job = makeJobId();
+  const auto start = Clock::now();
+  try {
+    ShmExecutor ex(job, 0, 3, 4096, std::chrono::milliseconds(200));
+    FAIL() << "joined a job without its other ranks";
+  } catch (const TimeoutError& e) {
+    EXPECT_NE(std::string(e.what()).find(segmentName(job, 1, "buf")), std::string::npos) << e.what();
+  }
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(3));
+  EXPECT_EQ(leftovers(job), 0);  // its own control and buffer segments went with the exception
+}
+
 TEST(ProcShmExecutor, RefusesBuffersThatDoNotFit) {
   const std::string job = makeJobId();
   ShmExecutor ex(job, 0, 1, 100, std::chrono::seconds(1));
