@@ -58,7 +58,7 @@ std::string makeJobId() {
   static std::atomic<std::uint32_t> counter{0};
   const auto now = std::chrono::steady_clock::now().time_since_epoch().count();
   char text[64];
-  std::snprintf(text, sizeof text, "%x%llx%x", static_cast<unsigned>(getpid()),
+  std::snprintf(text, sizeof text, "%08x%010llx%03x", static_cast<unsigned>(getpid()),
                 static_cast<unsigned long long>(now) & 0xffffffffffULL, counter.fetch_add(1) & 0xfff);
   return text;
 }

@@ -32,7 +32,8 @@ struct SegmentHeader {
 };
 static_assert(sizeof(SegmentHeader) <= kPayloadOffset);
 
-// A job id of lowercase hex digits, unique per call on this machine: pid, a clock reading, a counter.
+// A job id of 21 lowercase hex digits, unique per call on this machine: pid (8), a steady-clock
+// reading (10), a counter (3); fixed widths, so no id is a prefix of another.
 std::string makeJobId();
 
 // "/cclab-<job>-<rank>-<purpose>". Throws InvalidArgument when job or purpose is empty, holds anything

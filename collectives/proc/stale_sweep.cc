@@ -72,7 +72,8 @@ bool olderThan(const std::string& path, std::chrono::seconds age) {
 }  // namespace
 
 std::size_t cleanupStaleSegments(std::string_view jobPrefix, const std::string& dir, std::chrono::seconds headerGrace) {
-  const std::string prefix = "cclab-" + std::string(jobPrefix);
+  // A whole job id ends at the '-' before the rank: job "ab" must not sweep job "abc"'s segments.
+  const std::string prefix = "cclab-" + std::string(jobPrefix) + (jobPrefix.empty() ? "" : "-");
   std::vector<std::string> names;
   if (DIR* d = opendir(dir.c_str())) {
     while (const dirent* e = readdir(d)) {

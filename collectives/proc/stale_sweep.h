@@ -20,9 +20,9 @@ std::uint64_t processStartTime(pid_t pid);
 // `startTime` (so a pid the kernel reused for another process counts as dead).
 bool creatorAlive(pid_t pid, std::uint64_t startTime);
 
-// Unlinks every "/cclab-<jobPrefix>..." segment in `dir` whose creator is dead, and those without a
-// complete header (their creator died while making them) once older than `headerGrace`. An empty
-// jobPrefix sweeps every cclab segment. Returns how many were removed. Segments of live creators are
+// Unlinks every "/cclab-<jobPrefix>-..." segment in `dir` (the job id whole) whose creator is dead,
+// and those without a complete header (their creator died while making them) once older than
+// `headerGrace`. An empty jobPrefix sweeps every cclab segment. Returns how many were removed. Segments of live creators are
 // never touched.
 std::size_t cleanupStaleSegments(std::string_view jobPrefix, const std::string& dir = "/dev/shm",
                                  std::chrono::seconds headerGrace = std::chrono::seconds(10));

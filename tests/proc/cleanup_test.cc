@@ -87,6 +87,18 @@ TEST(ProcCleanup, TheSweepLeavesOtherJobsAndLiveCreatorsAlone) {
   EXPECT_EQ(cleanupStaleSegments(other), 2U);
 }
 
+TEST(ProcCleanup, TheSweepTakesTheJobIdWhole) {
+  const std::string job = makeJobId();
+  ReadyPipe ready;
+  const pid_t child = idleCreator(job + "1", ready);  // a job whose id starts with this one's
+  ASSERT_TRUE(ready.wait());
+  kill(child, SIGKILL);
+  waitChild(child);
+  EXPECT_EQ(cleanupStaleSegments(job), 0U);
+  EXPECT_TRUE(exists(segmentName(job + "1", 0, "buf")));
+  EXPECT_EQ(cleanupStaleSegments(job + "1"), 2U);
+}
+
 TEST(ProcCleanup, AHeaderlessSegmentIsSweptOnlyAfterTheGrace) {
   const std::string job = makeJobId();
   const std::string name = segmentName(job, 0, "buf");
