@@ -240,9 +240,14 @@ void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const Shm
   if (plan.nranks != nranks_) throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks");
   if (plan::reduces(plan.collective) && options.reduce == nullptr)
     throw InvalidArgument("proc: a reducing plan needs a reduce function");
-  if (control().abort.value.load(std::memory_order_acquire) != 0)
-    throw Error("proc: job unusable after rank " +
-                std::to_string(control().abort.value.load(std::memory_order_acquire) - 1) + " aborted");
+  if (const std::uint32_t code = control().abort.value.load(std::memory_order_acquire); code != 0) {
+    // Already aborted (by this rank in an earlier call, or by a peer before this rank got here): the
+    // same one line as the ranks that were waiting, naming the lost ranks.
+    const std::vector<int> lost = lostRanks();
+    throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
+                       ": rank " + std::to_string(rank_) + (lost.empty() ? " stopped" : " lost " + rankList(lost)) +
+                       ": stopped by rank " + std::to_string(code - 1) + " before this call");
+  }
   const auto counts = plan::bufferCounts(plan.collective, plan.nranks, plan.count);
   const auto fits = [&](std::size_t at, std::int64_t elems) {
     return at + static_cast<std::size_t>(elems) * options.elemSize <= own_.size();

@@ -62,8 +62,8 @@ class ShmExecutor {
   [[nodiscard]] std::size_t bufferBytes() const { return own_.size(); }
 
   // Runs this rank's ops of `plan` on buffers at `layout` in its segment; every rank must run the same
-  // sequence of plans with the same layout. Throws TimeoutError naming the rank waited for (and then
-  // aborts every peer's waits), or the rank that aborted first.
+  // sequence of plans with the same layout. Throws TimeoutError naming the lost ranks (and then aborts
+  // every peer's waits); once the job is aborted, every later call throws the same.
   void run(const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& options);
 
   // Ends every peer's waits now (they throw naming this rank).

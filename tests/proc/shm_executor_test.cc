@@ -198,6 +198,52 @@ TEST(ProcShmExecutor, AKilledRanksPeerNoticesTheDeathAndItsSegmentIsSwept) { kil
 TEST(ProcShmExecutor, AKilledRankIsNamedByEverySurvivor) { killOneRank(4, 1); }
 TEST(ProcShmExecutor, AKilledRankZeroOwnerOfTheControlSegmentIsNamedAndSwept) { killOneRank(3, 0); }
 
+// A survivor that reaches run() only after a peer already aborted the job (it was slow to start) must
+// still stop with a TimeoutError naming the lost rank, like the survivors that were waiting.
+TEST(ProcShmExecutor, ASurvivorThatCallsAfterTheAbortNamesTheLostRank) {
+  const std::string job = makeJobId();
+  constexpr int kRanks = 3;
+  testing::ReadyPipe joined0, joined1, go0;
+  const auto plan = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Ring, kRanks, 1000);
+  ShmRunOptions o;
+  o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
+  o.timeout = std::chrono::seconds(20);
+  const auto lostRankOne = [&](ShmExecutor& ex) {
+    try {
+      ex.run(plan, ShmLayout{0, 4096, 8192}, o);
+    } catch (const TimeoutError& e) {
+      std::fprintf(stderr, "rank %d: %s\n", ex.rank(), e.what());
+      return std::string(e.what()).find("lost rank 1:") != std::string::npos ? 6 : 7;
+    }
+    return 0;
+  };
+  const pid_t rank0 = forkChild([&] {  // the slow one: in a ring of 3 it receives from rank 2
+    ShmExecutor ex(job, 0, kRanks, 8192, std::chrono::seconds(10));
+    joined0.signal();
+    if (!go0.wait()) return 8;
+    return lostRankOne(ex);
+  });
+  const pid_t rank1 = forkChild([&] {
+    ShmExecutor ex(job, 1, kRanks, 8192, std::chrono::seconds(10));
+    joined1.signal();
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return 0;
+  });
+  const pid_t rank2 = forkChild([&] {  // receives from rank 1: it sees the death
+    ShmExecutor ex(job, 2, kRanks, 8192, std::chrono::seconds(10));
+    return lostRankOne(ex);
+  });
+  ASSERT_TRUE(joined0.wait());
+  ASSERT_TRUE(joined1.wait());
+  kill(rank1, SIGKILL);
+  EXPECT_TRUE(testing::killedBy(waitChild(rank1), SIGKILL));
+  EXPECT_TRUE(exitedWith(waitChild(rank2), 6));  // rank 2 saw the death and aborted the job
+  go0.signal();                                  // only now does rank 0 call
+  EXPECT_TRUE(exitedWith(waitChild(rank0), 6));
+  EXPECT_EQ(cleanupStaleSegments(job), 1U);
+  EXPECT_EQ(leftovers(job), 0);
+}
+
 TEST(ProcShmExecutor, JoiningAJobWhosePeerNeverComesTimesOutNamingItsSegment) {
   const std::string job = makeJobId();
   const auto start = Clock::now();
