@@ -1,0 +1,262 @@
+// ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
+// segments, and cross-process waits.
+#include "collectives/proc/shm_executor.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <string>
+
+#include "collectives/core/errors.h"
+#include "collectives/plan/slice_walk.h"
+#include "collectives/proc/stale_sweep.h"
+
+namespace cclab::proc {
+namespace {
+
+// Control segment layout: Control, then RankInfo[nranks], then channels[nranks * nranks].
+
+// "rank 2" / "ranks 1, 3" / "ranks 0, 1, ... and 5 more".
+std::string rankList(const std::vector<int>& ranks) {
+  constexpr std::size_t kMaxNamed = 8;  // a message stays one readable line
+  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < ranks.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
+  if (ranks.size() > kMaxNamed) text += " and " + std::to_string(ranks.size() - kMaxNamed) + " more";
+  return text;
+}
+
+std::string milliseconds(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+}  // namespace
+
+ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size_t bufferBytes,
+                         std::chrono::nanoseconds timeout)
+    : rank_(rank), nranks_(nranks) {
+  if (nranks < 1 || nranks > kMaxRanks)
+    throw InvalidArgument("proc: nranks " + std::to_string(nranks) + " outside [1, " + std::to_string(kMaxRanks) + "]");
+  if (rank < 0 || rank >= nranks) throw InvalidArgument("proc: rank " + std::to_string(rank) + " out of range");
+  const auto n = static_cast<std::size_t>(nranks);
+  const std::size_t ctrlBytes = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
+  const std::string ctrlName = segmentName(job, 0, "ctrl");
+  const auto deadline = Clock::now() + timeout;  // one bound for joining, however many peers
+  const auto left = [deadline] { return std::max<std::chrono::nanoseconds>(deadline - Clock::now(), {}); };
+  ctrl_ = rank == 0 ? ShmSegment::create(ctrlName, ctrlBytes) : ShmSegment::attach(ctrlName, left());
+  if (ctrl_.size() != ctrlBytes)
+    throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
+  info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
+  info(rank).pid.store(getpid(), std::memory_order_release);
+  own_ = ShmSegment::create(segmentName(job, rank, "buf"), bufferBytes);
+  peers_.resize(n);
+  bases_.assign(n, nullptr);
+  bases_[static_cast<std::size_t>(rank)] = own_.data();
+  for (int r = 0; r < nranks; ++r) {
+    if (r == rank) continue;
+    auto& seg = peers_[static_cast<std::size_t>(r)];
+    seg = ShmSegment::attach(segmentName(job, r, "buf"), left());
+    if (seg.size() != bufferBytes)
+      throw InvalidArgument("proc: rank " + std::to_string(r) + "'s buffer segment has " + std::to_string(seg.size()) +
+                            " bytes, this rank " + std::to_string(bufferBytes));
+    bases_[static_cast<std::size_t>(r)] = seg.data();
+  }
+}
+
+ShmExecutor::RankInfo& ShmExecutor::info(int r) const {
+  return reinterpret_cast<RankInfo*>(ctrl_.data() + sizeof(Control))[r];
+}
+
+bool ShmExecutor::alive(int r) const {
+  const RankInfo& i = info(r);
+  const pid_t pid = i.pid.load(std::memory_order_acquire);
+  return pid == 0 || creatorAlive(pid, i.startTime.load(std::memory_order_relaxed));
+}
+
+ShmExecutor::Channel& ShmExecutor::channel(int from, int to) const {
+  auto* channels = reinterpret_cast<Channel*>(ctrl_.data() + sizeof(Control) + sizeof(RankInfo) * static_cast<std::size_t>(nranks_));
+  return channels[static_cast<std::size_t>(from) * static_cast<std::size_t>(nranks_) + static_cast<std::size_t>(to)];
+}
+
+void ShmExecutor::fail(const std::vector<int>& lost) {
+  for (int r : lost) control().lost[r / 32].fetch_or(1U << (r % 32), std::memory_order_seq_cst);
+  std::uint32_t expected = 0;
+  control().abort.value.compare_exchange_strong(expected, static_cast<std::uint32_t>(rank_) + 1);
+  control().abort.wakeAll();
+  for (int a = 0; a < nranks_; ++a)
+    for (int b = 0; b < nranks_; ++b) {
+      channel(a, b).posted.wakeAll();
+      channel(a, b).consumed.wakeAll();
+    }
+}
+
+void ShmExecutor::abort() { fail({}); }
+
+std::vector<int> ShmExecutor::lostRanks() const {
+  std::vector<int> lost;
+  for (int r = 0; r < nranks_; ++r)
+    if (control().lost[r / 32].load(std::memory_order_acquire) & (1U << (r % 32))) lost.push_back(r);
+  return lost;
+}
+
+std::vector<int> ShmExecutor::lateRanks(std::uint32_t call) const {
+  std::vector<int> late;
+  for (int r = 0; r < nranks_; ++r)
+    if (!reached(arrived(r).value.load(std::memory_order_acquire), call)) late.push_back(r);
+  return late;
+}
+
+// The state of this rank during one run(): its outstanding sends and its waits.
+class ShmExecutor::RankRun {
+ public:
+  RankRun(ShmExecutor& ex, const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& o, std::uint32_t call)
+      : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
+
+  void execute() {
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(ex_.rank_)];
+    for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
+      opIndex_ = cur.opIndex();
+      const plan::Op& op = ops[opIndex_];
+      const auto [lo, hi] = cur.sliceRange();
+      const std::size_t bytes = static_cast<std::size_t>(hi - lo) * o_.elemSize;
+      const std::size_t src = op.reads() ? offset(op.src, lo) : 0;
+      const std::size_t dst = op.writes() ? offset(op.dst, lo) : 0;
+      std::byte* base = ex_.own_.data();
+      switch (op.kind) {
+        case plan::OpKind::Send: send(op.peer, src, bytes); break;
+        case plan::OpKind::Copy:
+          waitWritable(dst, bytes);
+          if (src != dst) std::memmove(base + dst, base + src, bytes);
+          break;
+        case plan::OpKind::Recv:
+        case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
+      }
+    }
+    for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, p.peer, "its last slices to be read by");
+    pending_.clear();
+  }
+
+ private:
+  struct Pending {  // a sent slice the receiver may still be reading
+    std::size_t begin, end;
+    Channel* channel;
+    int peer;
+    std::uint32_t seq;
+  };
+
+  std::size_t offset(const plan::Range& r, std::int64_t lo) const {
+    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
+    switch (r.buf) {
+      case plan::Buf::Input: return layout_.input + off;
+      case plan::Buf::Output: return layout_.output + off;
+      case plan::Buf::Scratch: return layout_.scratch + off;
+    }
+    return 0;
+  }
+
+  void send(int peer, std::size_t src, std::size_t bytes) {
+    Channel& ch = ex_.channel(ex_.rank_, peer);
+    const std::uint32_t seq = ch.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
+    waitFor(ch.consumed, seq - kSlots + 1, peer, "a free slot to");
+    ch.slots[seq % kSlots] = src;
+    ch.posted.store(seq + 1);
+    if (pending_.size() >= 4 * kSlots)
+      std::erase_if(pending_, [](const Pending& p) {
+        return reached(p.channel->consumed.value.load(std::memory_order_acquire), p.seq);
+      });
+    pending_.push_back({src, src + bytes, &ch, peer, seq + 1});
+  }
+
+  void receive(const plan::Op& op, std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
+    Channel& ch = ex_.channel(op.peer, ex_.rank_);
+    const std::uint32_t seq = ch.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
+    waitWritable(dst, bytes);
+    waitFor(ch.posted, seq + 1, op.peer, "data from");
+    const std::byte* remote = ex_.bases_[static_cast<std::size_t>(op.peer)] + ch.slots[seq % kSlots];
+    std::byte* base = ex_.own_.data();
+    if (op.kind == plan::OpKind::Recv)
+      std::memcpy(base + dst, remote, bytes);
+    else
+      o_.reduce(base + dst, base + src, remote, elems);
+    ch.consumed.store(seq + 1);
+  }
+
+  // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
+  void waitWritable(std::size_t dst, std::size_t bytes) {
+    for (const Pending& p : pending_)
+      if (p.begin < dst + bytes && dst < p.end) waitFor(p.channel->consumed, p.seq, p.peer, "its read of a slice by");
+  }
+
+  void waitFor(const SharedWord& word, std::uint32_t target, int peer, const char* what) {
+    if (reached(word.value.load(std::memory_order_acquire), target)) return;
+    const auto deadline = Clock::now() + o_.timeout;
+    auto spin = o_.spin;
+    for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
+      const auto roundEnd = std::min(deadline, Clock::now() + kLivenessCheck);
+      const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.control().abort,
+                               roundEnd, spin);
+      spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
+      if (r == WaitResult::Ready) return;
+      if (r == WaitResult::Aborted) break;
+      if (Clock::now() >= deadline) break;
+      if (!ex_.alive(peer)) {
+        ex_.fail({peer});
+        throw TimeoutError(head() + " lost rank " + std::to_string(peer) + ": its process (pid " +
+                           std::to_string(ex_.info(peer).pid.load()) + ") died" + tail(peer, what));
+      }
+    }
+    if (ex_.control().abort.value.load(std::memory_order_acquire) == 0) {
+      // Timed out. Blame the ranks that never started this call when there are any, else the peer.
+      const std::vector<int> late = ex_.lateRanks(call_);
+      ex_.fail(late.empty() ? std::vector<int>{peer} : late);
+      throw TimeoutError(head() + " lost " + rankList(late.empty() ? std::vector<int>{peer} : late) +
+                         ": timed out after " + milliseconds(o_.timeout) + tail(peer, what) +
+                         (late.empty() ? "" : " (never arrived)"));
+    }
+    const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);
+    const std::vector<int> lost = ex_.lostRanks();
+    throw TimeoutError(head() + (lost.empty() ? " stopped" : " lost " + rankList(lost)) + ": stopped by rank " +
+                       std::to_string(code - 1) + tail(peer, what));
+  }
+
+  [[nodiscard]] std::string head() const {
+    return "proc " + std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +
+           ": rank " + std::to_string(ex_.rank_);
+  }
+  [[nodiscard]] std::string tail(int peer, const char* what) const {
+    return " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(peer);
+  }
+
+  ShmExecutor& ex_;
+  const plan::Plan& plan_;
+  const ShmLayout& layout_;
+  const ShmRunOptions& o_;
+  std::uint32_t call_;  // this rank's call number (arrived counter)
+  std::vector<Pending> pending_;
+  std::size_t opIndex_ = 0;
+};
+
+void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& options) {
+  if (plan.nranks != nranks_) throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks");
+  if (plan::reduces(plan.collective) && options.reduce == nullptr)
+    throw InvalidArgument("proc: a reducing plan needs a reduce function");
+  if (const std::uint32_t code = control().abort.value.load(std::memory_order_acquire); code != 0) {
+    // Already aborted (by this rank in an earlier call, or by a peer before this rank got here): the
+    // same one line as the ranks that were waiting, naming the lost ranks.
+    const std::vector<int> lost = lostRanks();
+    throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
+                       ": rank " + std::to_string(rank_) + (lost.empty() ? " stopped" : " lost " + rankList(lost)) +
+                       ": stopped by rank " + std::to_string(code - 1) + " before this call");
+  }
+  const auto counts = plan::bufferCounts(plan.collective, plan.nranks, plan.count);
+  const auto fits = [&](std::size_t at, std::int64_t elems) {
+    return at + static_cast<std::size_t>(elems) * options.elemSize <= own_.size();
+  };
+  if (!fits(layout.input, counts.input) || !fits(layout.output, counts.output) || !fits(layout.scratch, plan.scratchCount))
+    throw InvalidArgument("proc: the buffers of this plan do not fit the " + std::to_string(own_.size()) +
+                          "-byte segment at the given layout");
+  const std::uint32_t call = arrived(rank_).value.fetch_add(1, std::memory_order_acq_rel) + 1;
+  RankRun(*this, plan, layout, options, call).execute();
+}
+
+}  // namespace cclab::proc
