@@ -99,7 +99,7 @@ def test_a_gpu_test_that_cannot_run_fails_the_check(tmp_path):
         pytest.skip("built without CUDA: no GPU test binary to run")
     if subprocess.run(["sh", "-c", "nvidia-smi -L 2>/dev/null | grep -q ^GPU"]).returncode == 0:
         pytest.skip("a GPU is present here: its tests would run, not fail")
-    p, out, _ = rehearse(tmp_path, "--budget", "20", env={"GPU_CHECK_REHEARSE_REAL_GPU_TESTS": "1"})
+    p, out, _ = rehearse(tmp_path, "--budget", "10", env={"GPU_CHECK_REHEARSE_REAL_GPU_TESTS": "1"})
     assert p.returncode == 1, p.stderr[-2000:]
     summary = (out / "summary.txt").read_text()
     assert re.search(r"cuda_backend_test +FAILED", summary), summary
