@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <thread>
 
+#include "collectives/core/futex.h"
+
 namespace cclab::host {
 
 using Clock = std::chrono::steady_clock;
@@ -43,7 +45,7 @@ void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanosecond
 inline constexpr std::chrono::microseconds kMaxSpin{10000};
 std::chrono::nanoseconds spinFromEnvironment(std::chrono::nanoseconds fallback);
 
-void cpuRelax();
+using cclab::cpuRelax;  // collectives/core/futex.h
 
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,

@@ -1,27 +1,11 @@
-// Shared (inter-process) futex calls and the throwing form of waitUntil.
+// Shared (inter-process) futex words (collectives/core/futex.h) and the throwing form of waitUntil.
 #include "collectives/proc/shared_wait.h"
 
-#include <linux/futex.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-
-#include <climits>
-#include <ctime>
 #include <string>
 
 #include "collectives/core/errors.h"
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace cclab::proc {
-
-void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
-}
 
 void SharedWord::store(std::uint32_t v) {
   value.store(v, std::memory_order_seq_cst);
@@ -33,19 +17,11 @@ void SharedWord::add(std::uint32_t d) {
   if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
 }
 
-void SharedWord::wakeAll() const {
-  // FUTEX_WAKE, not FUTEX_WAKE_PRIVATE: the sleepers are other processes mapping the same page.
-  syscall(SYS_futex, const_cast<std::uint32_t*>(reinterpret_cast<const std::uint32_t*>(&value)), FUTEX_WAKE, INT_MAX,
-          nullptr, nullptr, 0);
-}
+// Shared futexes, not private ones: the sleepers are other processes mapping the same page.
+void SharedWord::wakeAll() const { futexWakeAll(value, FutexScope::Shared); }
 
 void sleepWhileEqual(const SharedWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout) {
-  if (timeout.count() <= 0) return;
-  timespec ts{};
-  ts.tv_sec = static_cast<time_t>(timeout.count() / 1000000000);
-  ts.tv_nsec = static_cast<long>(timeout.count() % 1000000000);
-  syscall(SYS_futex, const_cast<std::uint32_t*>(reinterpret_cast<const std::uint32_t*>(&word.value)), FUTEX_WAIT, seen,
-          &ts, nullptr, 0);
+  futexWait(word.value, seen, timeout, FutexScope::Shared);
 }
 
 void raiseAbort(SharedWord& abort, std::uint32_t code, std::initializer_list<const SharedWord*> sleepers) {

@@ -15,6 +15,8 @@
 #include <string_view>
 #include <thread>
 
+#include "collectives/core/futex.h"
+
 namespace cclab::proc {
 
 using Clock = std::chrono::steady_clock;
@@ -38,7 +40,7 @@ inline constexpr std::chrono::milliseconds kYieldFor{2};  // yield this long bef
 
 // Sleeps while word.value == seen, at most `timeout` (a shared futex wait).
 void sleepWhileEqual(const SharedWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout);
-void cpuRelax();
+using cclab::cpuRelax;  // collectives/core/futex.h
 
 // Sets `abort` to `code` (non-zero) unless it is set already, and wakes the abort word and `sleepers`.
 void raiseAbort(SharedWord& abort, std::uint32_t code, std::initializer_list<const SharedWord*> sleepers = {});
