@@ -24,4 +24,24 @@ void futexWakeAll(const std::atomic<std::uint32_t>& word, FutexScope scope);
 // A pause hint for spin loops (x86 `pause`; nothing elsewhere).
 void cpuRelax();
 
+// A word that waiters sleep on and a count of its sleepers, so a store makes a system call only when
+// someone sleeps. All zero is a valid word with value 0 (a zero-filled shared segment holds them).
+// The host backend uses FutexWord<Private> (host::WaitWord), the proc layer FutexWord<Shared>
+// (proc::SharedWord).
+template <FutexScope Scope>
+struct alignas(64) FutexWord {
+  std::atomic<std::uint32_t> value{0};
+  std::atomic<std::uint32_t> sleepers{0};
+
+  void store(std::uint32_t v) {  // publishes v and wakes sleepers
+    value.store(v, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
+  }
+  void add(std::uint32_t d) {  // value += d, and wakes sleepers
+    value.fetch_add(d, std::memory_order_seq_cst);
+    if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
+  }
+  void wakeAll() const { futexWakeAll(value, Scope); }
+};
+
 }  // namespace cclab

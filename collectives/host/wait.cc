@@ -9,13 +9,6 @@
 
 namespace cclab::host {
 
-void WaitWord::store(std::uint32_t v) {
-  value.store(v, std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
-}
-
-void WaitWord::wakeAll() { futexWakeAll(value, FutexScope::Private); }
-
 void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout) {
   futexWait(word.value, seen, timeout, FutexScope::Private);
 }

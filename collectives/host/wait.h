@@ -15,16 +15,8 @@ namespace cclab::host {
 
 using Clock = std::chrono::steady_clock;
 
-// A word that waiters sleep on and a count of sleepers, so a notifier makes a system call only when
-// someone sleeps.
-struct alignas(64) WaitWord {
-  std::atomic<std::uint32_t> value{0};
-  std::atomic<std::uint32_t> sleepers{0};
-
-  // Publishes a new value and wakes sleepers.
-  void store(std::uint32_t v);
-  void wakeAll();
-};
+// A word that rank threads sleep on (collectives/core/futex.h: private futexes).
+using WaitWord = FutexWord<FutexScope::Private>;
 
 enum class WaitResult { Ready, TimedOut, Aborted };
 

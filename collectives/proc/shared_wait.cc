@@ -7,19 +7,7 @@
 
 namespace cclab::proc {
 
-void SharedWord::store(std::uint32_t v) {
-  value.store(v, std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
-}
-
-void SharedWord::add(std::uint32_t d) {
-  value.fetch_add(d, std::memory_order_seq_cst);
-  if (sleepers.load(std::memory_order_seq_cst) != 0) wakeAll();
-}
-
 // Shared futexes, not private ones: the sleepers are other processes mapping the same page.
-void SharedWord::wakeAll() const { futexWakeAll(value, FutexScope::Shared); }
-
 void sleepWhileEqual(const SharedWord& word, std::uint32_t seen, std::chrono::nanoseconds timeout) {
   futexWait(word.value, seen, timeout, FutexScope::Shared);
 }

@@ -21,17 +21,9 @@ namespace cclab::proc {
 
 using Clock = std::chrono::steady_clock;
 
-// A word in shared memory and a count of its sleepers (so a store makes a system call only when
-// someone sleeps). A zero-filled segment holds valid SharedWords with value 0.
-struct alignas(64) SharedWord {
-  std::atomic<std::uint32_t> value{0};
-  std::atomic<std::uint32_t> sleepers{0};
-
-  void store(std::uint32_t v);  // publishes v and wakes sleepers
-  void add(std::uint32_t d);    // value += d, and wakes sleepers
-  void wakeAll() const;
-};
-static_assert(std::atomic<std::uint32_t>::is_always_lock_free, "futex words must be plain 32-bit words");
+// A word in shared memory that processes sleep on (collectives/core/futex.h: shared futexes). A
+// zero-filled segment holds valid SharedWords with value 0.
+using SharedWord = FutexWord<FutexScope::Shared>;
 
 enum class WaitResult { Ready, TimedOut, Aborted };
 
