@@ -13,6 +13,8 @@
 #include <fstream>
 #include <functional>
 #include <queue>
+#include <set>
+#include <span>
 #include <stdexcept>
 #include <unordered_map>
 
@@ -25,26 +27,27 @@ namespace {
 
 using plan::OpKind;
 
-// One op of one rank, compiled: its element count, the channel it uses, its phase (what
-// plan::SliceWalker needs to walk it in executor order).
+// One op of one rank, compiled: its element count, the connection it uses, its phase and plan
+// channel (what plan::SliceWalker needs to walk it in executor order).
 struct Instr {
   std::int64_t elems = 0;
-  int channel = -1;  // Send: outgoing channel; Recv/RecvReduce: incoming; Copy: -1
+  int conn = -1;  // Send: outgoing connection; Recv/RecvReduce: incoming; Copy: -1
   OpKind kind = OpKind::Copy;
+  std::uint8_t channel = 0;  // the plan's channel (plan.h)
   int phase = 0;
   [[nodiscard]] std::int64_t count() const { return elems; }
 };
 using Cursor = plan::SliceWalker<Instr>;
 
-// A FIFO channel between an ordered pair of ranks, with its route.
-struct Channel {
+// A FIFO connection between an ordered pair of ranks on one plan channel, with its route.
+struct Connection {
   int src = 0, dst = 0;
   int routeBegin = 0, routeEnd = 0;  // into Engine::routeRes_
   Micros latency = 0;
   MicrosPerByte bottleneckBeta = 0;
   std::vector<Micros> arrivals;  // in flight: arrival times, consumed from head
   std::size_t head = 0;
-  int waiting = -1;  // rank blocked on this channel
+  int waiting = -1;  // agent blocked on this connection
 
   [[nodiscard]] bool empty() const { return head == arrivals.size(); }
   Micros pop() {
@@ -90,42 +93,45 @@ class Engine {
     const int n = plan_.nranks;
     code_.resize(static_cast<std::size_t>(n));
     std::unordered_map<std::int64_t, int> ids;
-    struct PeerChannel {
+    struct PeerConnection {
       int peer;
       bool out;
+      int channel;
       int id;
     };
     for (int r = 0; r < n; ++r) {
       const auto& ops = plan_.ranks[static_cast<std::size_t>(r)];
       auto& code = code_[static_cast<std::size_t>(r)];
       code.reserve(ops.size());
-      std::vector<PeerChannel> known;  // few peers per rank: a linear scan beats a hash
+      std::vector<PeerConnection> known;  // few peers per rank: a linear scan beats a hash
       for (const auto& op : ops) {
         Instr in;
         in.kind = op.kind;
         in.elems = op.count();
         in.phase = op.phase;
+        in.channel = op.channel;
+        if (op.kind == OpKind::ReduceAll) throw InvalidArgument("replay: ReduceAll (oneshot, twoshot) is not modelled yet");
         if (op.kind != OpKind::Copy) {
           if (op.peer < 0 || op.peer >= n || op.peer == r)
             throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
           const bool out = op.kind == OpKind::Send;
           int id = -1;
           for (const auto& k : known)
-            if (k.peer == op.peer && k.out == out) id = k.id;
+            if (k.peer == op.peer && k.out == out && k.channel == op.channel) id = k.id;
           if (id < 0) {
             const int src = out ? r : op.peer, dst = out ? op.peer : r;
-            const std::int64_t key = std::int64_t{src} * n + dst;
-            auto [it, inserted] = ids.try_emplace(key, static_cast<int>(channels_.size()));
+            const std::int64_t key = (std::int64_t{op.channel} * n + src) * n + dst;
+            auto [it, inserted] = ids.try_emplace(key, static_cast<int>(conns_.size()));
             if (inserted) {
-              Channel c;
+              Connection c;
               c.src = src;
               c.dst = dst;
-              channels_.push_back(std::move(c));
+              conns_.push_back(std::move(c));
             }
             id = it->second;
-            known.push_back({op.peer, out, id});
+            known.push_back({op.peer, out, op.channel, id});
           }
-          in.channel = id;
+          in.conn = id;
         }
         code.push_back(in);
       }
@@ -158,15 +164,15 @@ class Engine {
     result_.bytes.assign(res.size(), 0);
     // Routes: one search per source rank over the destinations it sends to.
     std::vector<std::vector<int>> bySrc(static_cast<std::size_t>(plan_.nranks));
-    for (int c = 0; c < static_cast<int>(channels_.size()); ++c) bySrc[channels_[c].src].push_back(c);
+    for (int c = 0; c < static_cast<int>(conns_.size()); ++c) bySrc[conns_[c].src].push_back(c);
     for (int src = 0; src < plan_.nranks; ++src) {
       const auto& list = bySrc[static_cast<std::size_t>(src)];
       if (list.empty()) continue;
       std::vector<int> dsts;
-      for (int c : list) dsts.push_back(channels_[c].dst);
+      for (int c : list) dsts.push_back(conns_[c].dst);
       const auto routes = topo_.routesFrom(topo_.rankNode(src), dsts);
       for (std::size_t i = 0; i < list.size(); ++i) {
-        Channel& ch = channels_[list[i]];
+        Connection& ch = conns_[list[i]];
         ch.routeBegin = static_cast<int>(routeRes_.size());
         ch.latency = routes[i].latency;
         for (int id : routes[i].resources) {
@@ -178,10 +184,10 @@ class Engine {
     }
   }
 
-  [[nodiscard]] bool done(int r) const { return cursor_[r].done(); }
+  [[nodiscard]] bool done(int a) const { return cursor_[a].done(); }
 
-  // Starts a transfer of `bytes` on channel ch at time t; returns its arrival time.
-  Micros transfer(Channel& ch, Micros t, Bytes bytes, int rank) {
+  // Starts a transfer of `bytes` on connection ch at time t; returns its arrival time.
+  Micros transfer(Connection& ch, Micros t, Bytes bytes, int rank) {
     Micros start = t;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
     const auto b = static_cast<double>(bytes);
@@ -205,55 +211,62 @@ class Engine {
     result_.trace.push_back({std::move(name), pid, tid, start, dur, bytes});
   }
 
-  // Runs rank r from its current time until it blocks, finishes, or passes the next event.
-  void runRank(int r) {
-    auto& c = cursor_[r];
-    const auto& code = code_[r];
-    Micros& now = time_[r];
+  // Runs agent a (one channel of one rank) from its current time until it blocks, finishes, or passes
+  // the next event. A rank's channels are concurrent agents (as NCCL's channels run on separate SMs).
+  void runAgent(int a) {
+    auto& c = cursor_[a];
+    const int r = agentRank_[a];
+    const auto code = agentCode_[a];
+    Micros& now = time_[a];
     double slow = 1.0;
     for (const Straggler& s : opt_.stragglers)
       if (s.rank == r) slow *= s.computeFactor;
     const MicrosPerByte gamma = topo_.reduceCost() * slow, delta = topo_.copyCost() * slow;
     for (;;) {
-      if (done(r)) {
-        result_.finish[r] = now;
+      if (done(a)) {
+        result_.finish[r] = std::max(result_.finish[r], now);
         return;
       }
       const Instr& in = code[c.opIndex()];
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
+        case OpKind::ReduceAll: throw InvalidArgument("replay: ReduceAll (oneshot, twoshot) is not modelled yet");
         case OpKind::Send: {
-          Channel& ch = channels_[in.channel];
-          const Micros a = transfer(ch, now, bytes, r);
-          ch.arrivals.push_back(a);
+          Connection& ch = conns_[in.conn];
+          const Micros arrival = transfer(ch, now, bytes, r);
+          ch.arrivals.push_back(arrival);
           if (ch.waiting >= 0) {
             const int w = ch.waiting;
             ch.waiting = -1;
-            queue_.emplace(std::max(time_[w], a), w);
+            queue_.emplace(std::max(time_[w], arrival), w);
           }
           break;
         }
         case OpKind::Copy: {
           const Micros d = static_cast<double>(bytes) * delta;
+          now = std::max(now, computeFree_[r]);
           if (opt_.trace && d > 0) record("copy", 0, r, now, d, bytes);
           now += d;
+          computeFree_[r] = now;
           break;
         }
         case OpKind::Recv:
         case OpKind::RecvReduce: {
-          Channel& ch = channels_[in.channel];
+          Connection& ch = conns_[in.conn];
           if (ch.empty()) {
-            ch.waiting = r;
+            ch.waiting = a;
             return;
           }
-          const Micros a = ch.pop();
-          if (opt_.trace && a > now) record(labelled("wait<-", ch.src), 0, r, now, a - now, 0);
-          now = std::max(now, a);
+          const Micros arrival = ch.pop();
+          if (opt_.trace && arrival > now) record(labelled("wait<-", ch.src), 0, r, now, arrival - now, 0);
+          now = std::max(now, arrival);
           if (in.kind == OpKind::RecvReduce) {
             const Micros d = static_cast<double>(bytes) * gamma;
+            now = std::max(now, computeFree_[r]);
             if (opt_.trace && d > 0) record("reduce", 0, r, now, d, bytes);
             now += d;
+            computeFree_[r] = now;
           }
           break;
         }
@@ -261,7 +274,7 @@ class Engine {
       ++result_.steps;
       c.advance();
       if (!queue_.empty() && now > queue_.top().first) {
-        queue_.emplace(now, r);
+        queue_.emplace(now, a);
         return;
       }
     }
@@ -269,25 +282,37 @@ class Engine {
 
   void simulate() {
     const int n = plan_.nranks;
-    cursor_.reserve(static_cast<std::size_t>(n));
-    time_.assign(static_cast<std::size_t>(n), 0.0);
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
+    computeFree_.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      time_[r] = 0.0;
+      Micros start = 0.0;
       for (const Straggler& s : opt_.stragglers)
-        if (s.rank == r) time_[r] += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
-      cursor_.emplace_back(code_[r], slice_);
-      queue_.emplace(time_[r], r);
+        if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
+      result_.finish[r] = start;
+      const std::span<const Instr> all(code_[static_cast<std::size_t>(r)]);
+      for (std::size_t begin = 0; begin < all.size();) {  // one agent per channel the rank has ops in
+        std::size_t end = begin;
+        while (end < all.size() && all[end].channel == all[begin].channel) ++end;
+        const int a = static_cast<int>(agentRank_.size());
+        agentRank_.push_back(r);
+        agentCode_.push_back(all.subspan(begin, end - begin));
+        cursor_.emplace_back(agentCode_.back(), slice_);
+        time_.push_back(start);
+        queue_.emplace(start, a);
+        begin = end;
+      }
     }
     while (!queue_.empty()) {
-      const auto [t, r] = queue_.top();
+      const auto [t, a] = queue_.top();
       queue_.pop();
-      time_[r] = std::max(time_[r], t);
-      runRank(r);
+      time_[a] = std::max(time_[a], t);
+      runAgent(a);
     }
+    std::set<int> blocked;
+    for (int a = 0; a < static_cast<int>(agentRank_.size()); ++a)
+      if (!done(a)) blocked.insert(agentRank_[a]);
     std::string stuck;
-    for (int r = 0; r < n; ++r)
-      if (!done(r)) stuck += " " + std::to_string(r);
+    for (int r : blocked) stuck += " " + std::to_string(r);
     if (!stuck.empty())
       throw std::runtime_error("replay: plan " + std::string(plan::name(plan_.collective)) + "/" +
                                std::string(plan::name(plan_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
@@ -299,12 +324,18 @@ class Engine {
   const ReplayOptions& opt_;
   std::int64_t slice_ = 0;
   std::vector<std::vector<Instr>> code_;
-  std::vector<Channel> channels_;
+  std::vector<Connection> conns_;
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   std::vector<Micros> freeAt_;
+  // Agents: one per (rank, channel with ops): its rank, its ops, its cursor and its clock.
+  std::vector<int> agentRank_;
+  std::vector<std::span<const Instr>> agentCode_;
   std::vector<Cursor> cursor_;
   std::vector<Micros> time_;
+  // A rank's reductions and copies use its memory bandwidth (γ, δ are per rank): its channels take
+  // turns at it, so more channels do not make a rank compute faster.
+  std::vector<Micros> computeFree_;
   std::priority_queue<std::pair<Micros, int>, std::vector<std::pair<Micros, int>>, std::greater<>> queue_;
   ReplayResult result_;
 };

@@ -7,6 +7,7 @@
 #include <string>
 #include <utility>
 
+#include "collectives/core/errors.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::cuda {
@@ -84,6 +85,8 @@ class Lowering {
       if ((op.kind != plan::OpKind::Copy) && op.peer == r)
         throw std::logic_error("lowerPlan: rank " + std::to_string(r) + " sends to itself");
       switch (op.kind) {
+        case plan::OpKind::ReduceAll:
+          throw InvalidArgument("lowerPlan: the CUDA lowering cannot run ReduceAll (oneshot, twoshot) yet");
         case plan::OpKind::Send:
           sends_[{r, op.peer}].push_back({r, static_cast<std::int32_t>(steps.size()), sliceOf(op.src, lo, hi)});
           break;

@@ -137,6 +137,7 @@ class HostExecutor::RankRun {
           break;
         case plan::OpKind::Recv:
         case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
+        case plan::OpKind::ReduceAll: throw InvalidArgument(where(plan_) + ": this executor cannot run ReduceAll yet");
       }
     }
     for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, peerOf(p.channel), "its last slices to be read by");

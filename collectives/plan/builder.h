@@ -21,6 +21,8 @@ class Ops {
   // dst = src (op) received
   void recvReduce(int peer, Range src, Range dst, int phase) { add({OpKind::RecvReduce, peer, phase, src, dst}); }
   void copy(Range src, Range dst, int phase) { add({OpKind::Copy, -1, phase, src, dst}); }
+  // dst = every rank's message (this rank's: src) reduced in rank order
+  void reduceAll(Range src, Range dst, int phase) { add({OpKind::ReduceAll, -1, phase, src, dst}); }
 
  private:
   void add(const Op& op) {

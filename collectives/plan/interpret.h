@@ -5,9 +5,11 @@
 // deadlock:
 //  - single-copy sends: a sent slice stays in the sender's buffer until the receiver consumed it, so a
 //    rank that wants to overwrite it waits (write-after-send hazard);
-//  - a bounded channel: at most `channelCapacity` unconsumed slices per ordered pair of ranks.
-// Ranks run round-robin, each as far as it can; when no rank can move, the plan deadlocks and
-// interpret() throws std::runtime_error naming every blocked rank and the op it waits in.
+//  - a bounded connection: at most `connectionCapacity` unconsumed slices per (channel, from, to).
+// Every (rank, channel) is a cursor of its own when `channelsInterleaved` (the executors that run
+// channels concurrently); otherwise a rank runs its channels one after the other. Cursors run
+// round-robin, each as far as it can; when none can move, the plan deadlocks and interpret() throws
+// std::runtime_error naming every blocked rank and the op it waits in.
 #pragma once
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 #include <span>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -35,7 +38,8 @@ struct RankBuffers {
 
 struct InterpretOptions {
   std::int64_t sliceElems = 0;     // 0: every op is one slice
-  std::int64_t channelCapacity = 0;  // 0: unbounded
+  std::int64_t connectionCapacity = 0;  // 0: unbounded
+  bool channelsInterleaved = true;
 };
 
 namespace detail {
@@ -56,10 +60,24 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
   if (static_cast<int>(bufs.size()) != plan.nranks || static_cast<int>(plan.ranks.size()) != plan.nranks)
     throw InvalidArgument("interpret: need one RankBuffers per rank");
   const int n = plan.nranks;
-  std::map<std::pair<int, int>, std::deque<detail::InFlight<T>>> channels;  // (from, to)
-  std::vector<SliceCursor> cursors;
-  cursors.reserve(n);
-  for (int r = 0; r < n; ++r) cursors.emplace_back(plan.ranks[r], options.sliceElems);
+  using Key = std::tuple<int, int, int>;  // channel, from, to
+  std::map<Key, std::deque<detail::InFlight<T>>> connections;
+  struct Cursor {
+    int rank;
+    std::span<const Op> ops;
+    std::size_t base;  // index of ops[0] in the rank's list
+    SliceCursor walk;
+  };
+  std::vector<Cursor> cursors;
+  for (int r = 0; r < n; ++r) {
+    const auto& all = plan.ranks[static_cast<std::size_t>(r)];
+    if (!options.channelsInterleaved || plan.nchannels <= 1) {
+      cursors.push_back({r, std::span<const Op>(all), 0, SliceCursor(std::span<const Op>(all), options.sliceElems)});
+      continue;
+    }
+    for (std::span<const Op> ch : channelOps(plan, r))
+      cursors.push_back({r, ch, static_cast<std::size_t>(ch.data() - all.data()), SliceCursor(ch, options.sliceElems)});
+  }
 
   auto base = [&](int r, Buf b) -> T* {
     switch (b) {
@@ -71,24 +89,30 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
   };
   // Would writing [p, p+len) on rank r overwrite a slice r sent that is not consumed yet?
   auto writeBlocked = [&](int r, const T* p, std::int64_t len) {
-    for (const auto& [key, queue] : channels) {
-      if (key.first != r) continue;
+    for (const auto& [key, queue] : connections) {
+      if (std::get<1>(key) != r) continue;
       for (const auto& f : queue)
         if (f.source < p + len && p < f.source + f.length) return true;
     }
     return false;
   };
-  // Runs rank r's current slice; returns false if it must wait.
-  auto step = [&](int r) -> bool {
-    auto& cur = cursors[r];
-    const Op& op = plan.ranks[r][cur.opIndex()];
-    const auto [lo, hi] = cur.sliceRange();
+  auto mismatch = [&](const Cursor& c, const Op& op, std::int64_t len, int peer, std::int64_t sent) {
+    std::ostringstream m;
+    m << "interpret: rank " << c.rank << " op " << c.base + c.walk.opIndex() << " (" << describe(op) << ") expects " << len
+      << " elements but rank " << peer << " sent " << sent;
+    throw std::runtime_error(m.str());
+  };
+  // Runs a cursor's current slice; returns false if it must wait.
+  auto step = [&](Cursor& c) -> bool {
+    const int r = c.rank;
+    const Op& op = c.ops[c.walk.opIndex()];
+    const auto [lo, hi] = c.walk.sliceRange();
     const std::int64_t len = hi - lo;
     T* src = op.reads() ? base(r, op.src.buf) + op.src.offset + lo : nullptr;
     T* dst = op.writes() ? base(r, op.dst.buf) + op.dst.offset + lo : nullptr;
     if (op.kind == OpKind::Send) {
-      auto& q = channels[{r, op.peer}];
-      if (options.channelCapacity > 0 && static_cast<std::int64_t>(q.size()) >= options.channelCapacity)
+      auto& q = connections[{op.channel, r, op.peer}];
+      if (options.connectionCapacity > 0 && static_cast<std::int64_t>(q.size()) >= options.connectionCapacity)
         return false;
       q.push_back({std::vector<T>(src, src + len), src, len});
       return true;
@@ -99,15 +123,30 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
       std::copy(tmp.begin(), tmp.end(), dst);
       return true;
     }
-    auto& q = channels[{op.peer, r}];
+    if (op.kind == OpKind::ReduceAll) {
+      for (int q = 0; q < n; ++q) {
+        if (q == r) continue;
+        auto& queue = connections[{op.channel, q, r}];
+        if (queue.empty()) return false;
+        if (queue.front().length != len) mismatch(c, op, len, q, queue.front().length);
+      }
+      std::vector<T> acc;  // rank 0's value first, then each next rank's folded in
+      for (int q = 0; q < n; ++q) {
+        const T* v = q == r ? src : connections[{op.channel, q, r}].front().data.data();
+        if (q == 0)
+          acc.assign(v, v + len);
+        else
+          for (std::int64_t i = 0; i < len; ++i) acc[i] = combine(acc[i], v[i]);
+      }
+      std::copy(acc.begin(), acc.end(), dst);
+      for (int q = 0; q < n; ++q)
+        if (q != r) connections[{op.channel, q, r}].pop_front();
+      return true;
+    }
+    auto& q = connections[{op.channel, op.peer, r}];
     if (q.empty()) return false;
     auto& front = q.front();
-    if (front.length != len) {
-      std::ostringstream m;
-      m << "interpret: rank " << r << " op " << cur.opIndex() << " (" << describe(op) << ") expects " << len
-        << " elements but rank " << op.peer << " sent " << front.length;
-      throw std::runtime_error(m.str());
-    }
+    if (front.length != len) mismatch(c, op, len, op.peer, front.length);
     if (op.kind == OpKind::Recv) {
       std::copy(front.data.begin(), front.data.end(), dst);
     } else {
@@ -119,29 +158,29 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
 
   for (;;) {
     bool progress = false, allDone = true;
-    for (int r = 0; r < n; ++r) {
-      while (!cursors[r].done() && step(r)) {
-        cursors[r].advance();
+    for (auto& c : cursors) {
+      while (!c.walk.done() && step(c)) {
+        c.walk.advance();
         progress = true;
       }
-      allDone = allDone && cursors[r].done();
+      allDone = allDone && c.walk.done();
     }
     if (allDone) break;
     if (!progress) {
       std::ostringstream m;
       m << "interpret: plan " << name(plan.collective) << "/" << name(plan.algorithm) << " deadlocks:";
-      for (int r = 0; r < n; ++r)
-        if (!cursors[r].done())
-          m << " rank " << r << " waits in op " << cursors[r].opIndex() << " ("
-            << describe(plan.ranks[r][cursors[r].opIndex()]) << ") slice " << cursors[r].sliceIndex() << ";";
+      for (const auto& c : cursors)
+        if (!c.walk.done())
+          m << " rank " << c.rank << " waits in op " << c.base + c.walk.opIndex() << " ("
+            << describe(c.ops[c.walk.opIndex()]) << ") slice " << c.walk.sliceIndex() << ";";
       throw std::runtime_error(m.str());
     }
   }
-  for (const auto& [key, queue] : channels)
+  for (const auto& [key, queue] : connections)
     if (!queue.empty()) {
       std::ostringstream m;
-      m << "interpret: " << queue.size() << " slice(s) sent from rank " << key.first << " to rank " << key.second
-        << " were never received";
+      m << "interpret: " << queue.size() << " slice(s) sent from rank " << std::get<1>(key) << " to rank "
+        << std::get<2>(key) << " on channel " << std::get<0>(key) << " were never received";
       throw std::runtime_error(m.str());
     }
 }

@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/channels.h"
 
 namespace cclab::plan {
 
@@ -39,7 +40,8 @@ bool hasGenerator(Collective c, Algorithm a) {
   switch (c) {
     case Collective::AllReduce:
       return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::DoubleBinaryTree ||
-             a == Algorithm::HalvingDoubling || a == Algorithm::RecursiveDoubling;
+             a == Algorithm::HalvingDoubling || a == Algorithm::RecursiveDoubling || a == Algorithm::Hierarchical ||
+             a == Algorithm::OneShot || a == Algorithm::TwoShot;
     case Collective::ReduceScatter:
     case Collective::AllGather: return a == Algorithm::Ring;
     case Collective::Broadcast:
@@ -54,20 +56,19 @@ Algorithm generatedAlgorithm(Collective c, Algorithm a) {
   return (a == Algorithm::Ring || a == Algorithm::Chain) ? Algorithm::Chain : Algorithm::Tree;
 }
 
-Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root) {
-  if (nranks < 1) throw InvalidArgument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
-  if (count < 0) throw InvalidArgument("makePlan: count must be >= 0, got " + std::to_string(count));
-  if (root < 0 || root >= nranks)
-    throw InvalidArgument("makePlan: root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks));
-  if (!hasGenerator(c, a))
-    throw InvalidArgument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
+namespace {
+
+// The one-channel plan of (c, a) on `count` elements (the double binary tree is handled by makePlan).
+Plan oneChannel(Collective c, Algorithm a, int nranks, std::int64_t count, int root, int ranksPerNode) {
   switch (c) {
     case Collective::AllReduce:
       switch (a) {
         case Algorithm::Ring: return allReduceRing(nranks, count);
         case Algorithm::Tree: return allReduceTree(nranks, count);
-        case Algorithm::DoubleBinaryTree: return allReduceDoubleBinaryTree(nranks, count);
         case Algorithm::RecursiveDoubling: return allReduceRecursiveDoubling(nranks, count);
+        case Algorithm::Hierarchical: return allReduceHierarchical(nranks, count, ranksPerNode);
+        case Algorithm::OneShot: return allReduceOneShot(nranks, count);
+        case Algorithm::TwoShot: return allReduceTwoShot(nranks, count);
         default: return allReduceHalvingDoubling(nranks, count);
       }
     case Collective::ReduceScatter: return reduceScatterRing(nranks, count);
@@ -81,6 +82,36 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
                                                              : reduceTree(nranks, count, root);
   }
   throw InvalidArgument("makePlan: unknown collective");
+}
+
+}  // namespace
+
+Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
+  if (nranks < 1) throw InvalidArgument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
+  if (count < 0) throw InvalidArgument("makePlan: count must be >= 0, got " + std::to_string(count));
+  if (root < 0 || root >= nranks)
+    throw InvalidArgument("makePlan: root " + std::to_string(root) + " is not a rank of " + std::to_string(nranks));
+  if (!hasGenerator(c, a))
+    throw InvalidArgument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
+  if (shape.ranksPerNode < 0)
+    throw InvalidArgument("makePlan: ranksPerNode must be >= 0, got " + std::to_string(shape.ranksPerNode));
+  const int g = shape.ranksPerNode;
+  if (a == Algorithm::Hierarchical && g > 0 && nranks % g != 0)
+    throw InvalidArgument("makePlan: hier needs nranks (" + std::to_string(nranks) + ") to be a multiple of ranksPerNode (" +
+                          std::to_string(g) + ")");
+  // The double binary tree's two trees are two channels: channel c runs tree c mod 2.
+  const bool dbtree = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree;
+  const int channels = dbtree ? std::max(2, shape.channels + shape.channels % 2) : shape.channels;
+  ChannelGenerator generate = [&](int ch, std::int64_t part, int vroot) {
+    if (dbtree) return ch % 2 == 0 ? allReduceTree(nranks, part) : allReduceShiftedTree(nranks, part);
+    return oneChannel(c, a, nranks, part, vroot, g);
+  };
+  ChannelOrder order;
+  if (a == Algorithm::Ring && !isRooted(c)) order = [&](int ch) { return ringOrder(nranks, g, ch); };
+  Plan plan = splitIntoChannels(c, a, nranks, count, root, channels, generate, order);
+  if (dbtree) plan.algorithm = Algorithm::DoubleBinaryTree;
+  plan.ranksPerNode = g;
+  return plan;
 }
 
 std::string_view name(Collective c) {
@@ -103,6 +134,9 @@ std::string_view name(Algorithm a) {
     case Algorithm::Chain: return "chain";
     case Algorithm::Auto: return "auto";
     case Algorithm::RecursiveDoubling: return "rd";
+    case Algorithm::Hierarchical: return "hier";
+    case Algorithm::OneShot: return "oneshot";
+    case Algorithm::TwoShot: return "twoshot";
   }
   return "?";
 }
@@ -113,6 +147,7 @@ std::string_view name(OpKind k) {
     case OpKind::Recv: return "recv";
     case OpKind::RecvReduce: return "recvReduce";
     case OpKind::Copy: return "copy";
+    case OpKind::ReduceAll: return "reduceAll";
   }
   return "?";
 }
@@ -128,9 +163,11 @@ std::string_view name(Buf b) {
 
 Algorithm parseAlgorithm(std::string_view s) {
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
-                      Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Auto})
+                      Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Hierarchical, Algorithm::OneShot,
+                      Algorithm::TwoShot, Algorithm::Auto})
     if (s == name(a)) return a;
-  throw InvalidArgument("unknown algorithm '" + std::string(s) + "' (ring, tree, dbtree, rhd, rd, chain, auto)");
+  throw InvalidArgument("unknown algorithm '" + std::string(s) +
+                        "' (ring, tree, dbtree, rhd, rd, chain, hier, oneshot, twoshot, auto)");
 }
 
 Collective parseCollective(std::string_view s) {
@@ -156,15 +193,18 @@ std::string describe(const Op& op) {
     case OpKind::Recv: m << "<-" << op.peer << " " << show(op.dst); break;
     case OpKind::RecvReduce: m << "<-" << op.peer << " " << show(op.src) << " into " << show(op.dst); break;
     case OpKind::Copy: m << " " << show(op.src) << " to " << show(op.dst); break;
+    case OpKind::ReduceAll: m << "<-all " << show(op.src) << " into " << show(op.dst); break;
   }
   m << " phase " << op.phase;
+  if (op.channel != 0) m << " channel " << int{op.channel};
   return m.str();
 }
 
 std::string dump(const Plan& plan) {
   std::ostringstream m;
   m << name(plan.collective) << " " << name(plan.algorithm) << " nranks " << plan.nranks << " count " << plan.count
-    << " root " << plan.root << " phases " << plan.nphases << " scratch " << plan.scratchCount << "\n";
+    << " root " << plan.root << " phases " << plan.nphases << " channels " << plan.nchannels
+    << " ranksPerNode " << plan.ranksPerNode << " scratch " << plan.scratchCount << "\n";
   for (int r = 0; r < plan.nranks; ++r)
     for (const Op& op : plan.ranks[r]) m << "  rank " << r << ": " << describe(op) << "\n";
   return m.str();

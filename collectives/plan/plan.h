@@ -6,18 +6,29 @@
 //
 // Semantics every consumer honours:
 //  - Ranges are in elements of the collective's data type, over a rank's Input, Output or Scratch buffer.
-//  - Sends and receives between one ordered pair of ranks match in order (a FIFO channel); the k-th
-//    send from a to b pairs with the k-th receive at b from a, and both have the same count.
-//  - Ops carry a phase. Phases run in order. Inside a phase an executor may pipeline: it cuts every op
+//  - Channels (NCCL's word): a plan has `nchannels` independent lanes, each an algorithm over its own
+//    part of the data (often in its own rank order). Every op carries its channel; a rank's op list
+//    holds channel 0's ops, then channel 1's, and so on (channelOps() gives each one's span). Channels
+//    share nothing but the buffers, and their ranges never overlap, so an executor may run them
+//    concurrently (interleaved, or on separate thread blocks) or one after the other.
+//  - Sends and receives between one ordered pair of ranks on one channel match in order (a FIFO
+//    connection); the k-th send from a to b on channel c pairs with the k-th receive at b from a on c,
+//    and both have the same count. A ReduceAll counts as one receive from every other rank.
+//  - Ops carry a phase. Phases run in order within a channel. Inside a phase an executor may pipeline: it cuts every op
 //    into slices of S elements and runs slice 0 of every op of the phase (in op order), then slice 1,
 //    and so on. Generators only put ops in one phase when that is valid, i.e. when an op that reads
 //    what an earlier op of the same phase wrote starts at the same element (validate() checks this).
 //  - RecvReduce: dst[i] = src[i] (op) received[i]; src may be the same range as dst.
 //    Recv: dst[i] = received[i].  Copy: dst[i] = src[i].  Send: peer receives src.
+//    ReduceAll: dst[i] = v_0[i] (op) v_1[i] (op) ... (op) v_{p-1}[i], folded left in rank order, where
+//    v_q is what rank q sent (one message from every other rank, same count) and v_r = src on this
+//    rank r: one pass over every peer's data, and every rank that reduces the same element gets the
+//    same bits (the one-shot and two-shot allreduces).
 //  - A plan is compact: its size grows with ranks x steps, never with bytes.
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -30,11 +41,19 @@ enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broa
 // HalvingDoubling (Rabenseifner), RecursiveDoubling (whole-vector exchanges, for small messages),
 // Chain (pipelined chain; broadcast and reduce only). Auto is resolved by the Communicator before a
 // plan is generated.
-enum class Algorithm : std::uint8_t { Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto, RecursiveDoubling };
+// Hierarchical (intra-node reduce-scatter, inter-node ring allreduce per shard, intra-node allgather,
+// pipelined; needs PlanShape::ranksPerNode), OneShot (every rank reduces every peer's whole input) and
+// TwoShot (reduce-scatter by direct reads, then allgather) are allreduce only.
+enum class Algorithm : std::uint8_t {
+  Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto, RecursiveDoubling, Hierarchical, OneShot, TwoShot
+};
 
 enum class Buf : std::uint8_t { Input, Output, Scratch };
 
-enum class OpKind : std::uint8_t { Send, Recv, RecvReduce, Copy };
+enum class OpKind : std::uint8_t { Send, Recv, RecvReduce, Copy, ReduceAll };
+
+// Most channels a plan may have (a channel index is one byte in an Op; NCCL's MAXCHANNELS is 64).
+inline constexpr int kMaxChannels = 64;
 
 struct Range {
   Buf buf = Buf::Input;
@@ -47,14 +66,16 @@ struct Range {
 
 struct Op {
   OpKind kind = OpKind::Copy;
-  int peer = -1;        // Send, Recv, RecvReduce: the other rank; Copy: -1
+  int peer = -1;        // Send, Recv, RecvReduce: the other rank; Copy, ReduceAll: -1
   int phase = 0;        // see the header comment
-  Range src;            // Send: what is sent; RecvReduce: local operand; Copy: source; Recv: unused
-  Range dst;            // Recv, RecvReduce, Copy: what is written; Send: unused
+  Range src;            // Send: what is sent; RecvReduce, ReduceAll: local operand; Copy: source; Recv: unused
+  Range dst;            // Recv, RecvReduce, ReduceAll, Copy: what is written; Send: unused
+  std::uint8_t channel = 0;  // see the header comment (last, so {kind, peer, phase, src, dst} still works)
 
   [[nodiscard]] std::int64_t count() const { return kind == OpKind::Send ? src.count : dst.count; }
   [[nodiscard]] bool writes() const { return kind != OpKind::Send; }
   [[nodiscard]] bool reads() const { return kind != OpKind::Recv; }
+  [[nodiscard]] bool receives() const { return kind == OpKind::Recv || kind == OpKind::RecvReduce || kind == OpKind::ReduceAll; }
 };
 
 struct Plan {
@@ -64,11 +85,31 @@ struct Plan {
   std::int64_t count = 0;  // the NCCL API's count (see bufferCounts)
   int root = 0;            // Broadcast and Reduce
   int nphases = 1;
+  int nchannels = 1;
+  int ranksPerNode = 0;           // the node size the plan was made for (0: one node)
   std::int64_t scratchCount = 0;  // elements of scratch each rank needs
-  std::vector<std::vector<Op>> ranks;  // ranks[r] = ordered ops of rank r
+  std::vector<std::vector<Op>> ranks;  // ranks[r] = ordered ops of rank r, channel by channel
 
   [[nodiscard]] std::size_t opCount() const;
 };
+
+// Rank r's ops of each channel: nchannels spans into plan.ranks[r] (empty where a channel has none).
+std::vector<std::span<const Op>> channelOps(const Plan& plan, int rank);
+
+// How a plan is laid out over the machine: how many channels, and how many consecutive ranks share a
+// node (0: all ranks on one node). Ring channels use per-channel rank orders (ringOrder) so that each
+// channel leaves a node through a different rank, hence a different NIC; the hierarchical allreduce
+// needs nranks to be a multiple of ranksPerNode.
+struct PlanShape {
+  int channels = 1;
+  int ranksPerNode = 0;
+  friend bool operator==(const PlanShape&, const PlanShape&) = default;
+};
+
+// Ring order of channel c (position -> rank): node by node, and inside node n its ranks rotated by c,
+// so channel c leaves node n from local rank (c + g - 1) mod g and enters node n+1 at local rank
+// c mod g (g = ranksPerNode). With one node (or g not dividing nranks) every channel is 0, 1, ..., p-1.
+std::vector<int> ringOrder(int nranks, int ranksPerNode, int channel);
 
 // Buffer sizes in elements, with NCCL's meaning of count:
 //   AllReduce: in = out = count.      ReduceScatter: in = nranks*count, out = count.
@@ -93,6 +134,8 @@ std::int64_t inPlaceOutputOffset(Collective c, int rank, std::int64_t count);  /
 // Generators: one per algorithm, each in its own file. All accept any nranks >= 1 and count >= 0.
 Plan allReduceRing(int nranks, std::int64_t count);
 Plan allReduceTree(int nranks, std::int64_t count);
+// One channel: the double binary tree's second tree (inOrderTree shifted by one rank) over all of count.
+Plan allReduceShiftedTree(int nranks, std::int64_t count);
 Plan allReduceDoubleBinaryTree(int nranks, std::int64_t count);
 Plan allReduceHalvingDoubling(int nranks, std::int64_t count);
 Plan allReduceRecursiveDoubling(int nranks, std::int64_t count);
@@ -102,10 +145,15 @@ Plan broadcastChain(int nranks, std::int64_t count, int root);
 Plan broadcastTree(int nranks, std::int64_t count, int root);
 Plan reduceChain(int nranks, std::int64_t count, int root);
 Plan reduceTree(int nranks, std::int64_t count, int root);
+Plan allReduceHierarchical(int nranks, std::int64_t count, int ranksPerNode);
+Plan allReduceOneShot(int nranks, std::int64_t count);
+Plan allReduceTwoShot(int nranks, std::int64_t count);
 
 // Dispatch by collective and algorithm; throws cclab::InvalidArgument for a combination that does
-// not exist (e.g. ReduceScatter with Tree) or bad nranks/count/root.
-Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root = 0);
+// not exist (e.g. ReduceScatter with Tree) or bad nranks/count/root/shape. With shape.channels = C the
+// data is cut into C parts (chunkOf) and channel c runs the algorithm on part c (channels.cc), the
+// ring in ringOrder(c); the double binary tree is always two channels (one per tree) times C/2.
+Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root = 0, PlanShape shape = {});
 bool hasGenerator(Collective c, Algorithm a);
 // The algorithm of the plan makePlan(c, a) really writes (its Plan::algorithm): Broadcast and Reduce
 // run "dbtree" as the plain tree (one tree already uses every link once) and "ring" as the chain
@@ -124,7 +172,8 @@ std::string_view name(Collective c);
 std::string_view name(Algorithm a);
 std::string_view name(OpKind k);
 std::string_view name(Buf b);
-// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "auto"; throws cclab::InvalidArgument otherwise.
+// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "hier", "oneshot", "twoshot", "auto"; throws
+// cclab::InvalidArgument otherwise.
 Algorithm parseAlgorithm(std::string_view s);
 Collective parseCollective(std::string_view s);
 

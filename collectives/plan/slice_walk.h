@@ -1,13 +1,14 @@
 // The executors' order, written once: every consumer of a plan (interpret.h, the host and CUDA
 // executors, the simulator's replay) walks a rank's ops with SliceWalker.
 //
-// Order (plan.h): phase by phase; inside a phase slice-major: slice 0 of every op of the phase in op
+// Order (plan.h): channel by channel (when walking all of a rank's ops), phase by phase; inside a phase slice-major: slice 0 of every op of the phase in op
 // order, then slice 1, and so on; an op with fewer slices than the phase's longest is skipped once its
 // slices are done; empty ops have no slice at all.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
+#include <span>
 #include <utility>
 #include <vector>
 
@@ -22,20 +23,24 @@ inline std::int64_t sliceCount(std::int64_t count, std::int64_t sliceElems) {
   return (count + sliceElems - 1) / sliceElems;
 }
 
-// Walks one rank's (op, slice) pairs in executor order. `Step` is anything with `count()` (elements)
-// and `phase`: plan::Op, or a consumer's compiled form of it (sim/replay.cc).
+// Walks one rank's (op, slice) pairs in executor order, over all its ops (its channels one after the
+// other) or one channel's span (channelOps). `Step` is anything with `count()` (elements) and `phase`:
+// plan::Op, or a consumer's compiled form of it (sim/replay.cc).
 template <class Step>
 class SliceWalker {
  public:
-  SliceWalker(const std::vector<Step>& steps, std::int64_t sliceElems) : steps_(&steps), slice_(sliceElems) {
+  SliceWalker(std::span<const Step> steps, std::int64_t sliceElems) : steps_(steps), slice_(sliceElems) {
     startPhase(0);
   }
-  [[nodiscard]] bool done() const { return phaseBegin_ >= steps_->size(); }
+  SliceWalker(const std::vector<Step>& steps, std::int64_t sliceElems) : steps_(steps), slice_(sliceElems) {
+    startPhase(0);
+  }
+  [[nodiscard]] bool done() const { return phaseBegin_ >= steps_.size(); }
   [[nodiscard]] std::size_t opIndex() const { return op_; }
   [[nodiscard]] std::int64_t sliceIndex() const { return round_; }
   // Element range [lo, hi) of the current slice, relative to the op's range.
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> sliceRange() const {
-    const std::int64_t n = (*steps_)[op_].count();
+    const std::int64_t n = steps_[op_].count();
     if (slice_ <= 0) return {0, n};
     return {round_ * slice_, std::min(n, (round_ + 1) * slice_)};
   }
@@ -46,11 +51,11 @@ class SliceWalker {
 
  private:
   void startPhase(std::size_t begin) {
-    const auto& s = *steps_;
+    const auto& s = steps_;
     phaseBegin_ = begin;
     phaseEnd_ = begin;
     rounds_ = 0;
-    while (phaseEnd_ < s.size() && s[phaseEnd_].phase == s[begin].phase) {
+    while (phaseEnd_ < s.size() && s[phaseEnd_].phase == s[begin].phase && sameChannel(s[phaseEnd_], s[begin])) {
       rounds_ = std::max(rounds_, sliceCount(s[phaseEnd_].count(), slice_));
       ++phaseEnd_;
     }
@@ -58,9 +63,15 @@ class SliceWalker {
     op_ = begin;
     settle();
   }
+  // A channel change ends a phase too, so walking all of a rank's ops runs its channels one after the
+  // other (every rank in the same order), never slice-interleaved.
+  static bool sameChannel(const Step& a, const Step& b) {
+    if constexpr (requires { a.channel; }) return a.channel == b.channel;
+    return true;
+  }
   // Move to the next op of this round that has a slice in it, or to the next round or phase.
   void settle() {
-    const auto& s = *steps_;
+    const auto& s = steps_;
     while (phaseBegin_ < s.size()) {
       while (op_ < phaseEnd_ && sliceCount(s[op_].count(), slice_) <= round_) ++op_;
       if (op_ < phaseEnd_) return;
@@ -73,7 +84,7 @@ class SliceWalker {
     }
   }
 
-  const std::vector<Step>* steps_;
+  std::span<const Step> steps_;
   std::int64_t slice_;
   std::size_t phaseBegin_ = 0, phaseEnd_ = 0, op_ = 0;
   std::int64_t round_ = 0, rounds_ = 0;

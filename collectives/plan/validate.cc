@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <tuple>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -44,50 +45,65 @@ void checkStructure(const Plan& p, Problems& out) {
     out.add("plan has ", p.ranks.size(), " op lists for ", p.nranks, " ranks");
     return;
   }
+  if (p.nchannels < 1 || p.nchannels > kMaxChannels) {
+    out.add("plan has ", p.nchannels, " channels (1..", kMaxChannels, ")");
+    return;
+  }
   for (int r = 0; r < p.nranks; ++r) {
-    int lastPhase = 0;
+    int lastPhase = 0, lastChannel = 0;
     for (std::size_t i = 0; i < p.ranks[r].size(); ++i) {
       const Op& op = p.ranks[r][i];
       const auto where = [&] { return "rank " + std::to_string(r) + " op " + std::to_string(i) + " (" + describe(op) + ")"; };
+      if (op.channel < lastChannel || op.channel >= p.nchannels)
+        out.add(where(), ": channel ", int{op.channel}, " out of order or range");
+      if (op.channel != lastChannel) lastPhase = 0;
+      lastChannel = op.channel;
       if (op.phase < lastPhase || op.phase >= p.nphases) out.add(where(), ": phase ", op.phase, " out of order or range");
       lastPhase = op.phase;
-      const bool comm = op.kind != OpKind::Copy;
-      if (comm && (op.peer < 0 || op.peer >= p.nranks || op.peer == r)) out.add(where(), ": bad peer");
+      const bool pointToPoint = op.kind == OpKind::Send || op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce;
+      if (pointToPoint && (op.peer < 0 || op.peer >= p.nranks || op.peer == r)) out.add(where(), ": bad peer");
       if (op.reads() && (op.src.offset < 0 || op.src.count < 0 || op.src.end() > bufferSize(p, op.src.buf)))
         out.add(where(), ": source outside its buffer of ", bufferSize(p, op.src.buf));
       if (op.writes() && (op.dst.offset < 0 || op.dst.count < 0 || op.dst.end() > bufferSize(p, op.dst.buf)))
         out.add(where(), ": destination outside its buffer of ", bufferSize(p, op.dst.buf));
-      if ((op.kind == OpKind::RecvReduce || op.kind == OpKind::Copy) && op.src.count != op.dst.count)
+      if ((op.kind == OpKind::RecvReduce || op.kind == OpKind::Copy || op.kind == OpKind::ReduceAll) &&
+          op.src.count != op.dst.count)
         out.add(where(), ": source and destination differ in length");
     }
   }
 }
 
-void checkChannels(const Plan& p, Problems& out) {
+// The FIFO connections: per (channel, from, to), sends and receives match in order.
+void checkConnections(const Plan& p, Problems& out) {
   struct End {
     int rank;
     std::size_t op;
   };
-  std::map<std::pair<int, int>, std::vector<End>> sends, recvs;
+  using Key = std::tuple<int, int, int>;  // channel, from, to
+  std::map<Key, std::vector<End>> sends, recvs;
   for (int r = 0; r < p.nranks; ++r)
     for (std::size_t i = 0; i < p.ranks[r].size(); ++i) {
       const Op& op = p.ranks[r][i];
-      if (op.kind == OpKind::Send) sends[{r, op.peer}].push_back({r, i});
-      if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce) recvs[{op.peer, r}].push_back({r, i});
+      if (op.kind == OpKind::Send) sends[{op.channel, r, op.peer}].push_back({r, i});
+      if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce) recvs[{op.channel, op.peer, r}].push_back({r, i});
+      if (op.kind == OpKind::ReduceAll)
+        for (int q = 0; q < p.nranks; ++q)
+          if (q != r) recvs[{op.channel, q, r}].push_back({r, i});
     }
   auto keys = sends;
   for (const auto& [k, v] : recvs) keys[k];
   for (const auto& [key, unused] : keys) {
     const auto& s = sends[key];
     const auto& v = recvs[key];
-    if (s.size() != v.size())
-      out.add("channel ", key.first, "->", key.second, ": ", s.size(), " sends but ", v.size(), " receives");
+    const auto [ch, from, to] = key;
+    const std::string name = "connection " + std::to_string(from) + "->" + std::to_string(to) +
+                             (p.nchannels > 1 ? " on channel " + std::to_string(ch) : "");
+    if (s.size() != v.size()) out.add(name, ": ", s.size(), " sends but ", v.size(), " receives");
     for (std::size_t k = 0; k < std::min(s.size(), v.size()); ++k) {
       const Op& a = p.ranks[s[k].rank][s[k].op];
       const Op& b = p.ranks[v[k].rank][v[k].op];
       if (a.count() != b.count() || a.phase != b.phase)
-        out.add("channel ", key.first, "->", key.second, " message ", k, ": send (", describe(a), ") does not match receive (",
-                describe(b), ")");
+        out.add(name, " message ", k, ": send (", describe(a), ") does not match receive (", describe(b), ")");
     }
   }
 }
@@ -112,7 +128,7 @@ void checkPipelining(const Plan& p, const Layout& layout, Problems& out) {
     std::size_t begin = 0;
     while (begin < ops.size()) {
       std::size_t end = begin;
-      while (end < ops.size() && ops[end].phase == ops[begin].phase) ++end;
+      while (end < ops.size() && ops[end].phase == ops[begin].phase && ops[end].channel == ops[begin].channel) ++end;
       for (std::size_t j = begin; j < end; ++j)
         for (std::size_t i = begin; i < j; ++i) {
           const Op& a = ops[i];
@@ -132,6 +148,39 @@ void checkPipelining(const Plan& p, const Layout& layout, Problems& out) {
         }
       begin = end;
     }
+  }
+}
+
+// Channels share no element of any buffer that one of them writes (they may run concurrently).
+void checkChannelsDisjoint(const Plan& p, const Layout& layout, Problems& out) {
+  if (p.nchannels < 2) return;
+  struct Span {
+    std::int64_t begin, end;
+    int channel;
+    bool written;
+    std::size_t op;
+  };
+  for (int r = 0; r < p.nranks; ++r) {
+    std::vector<Span> spans;
+    const auto& ops = p.ranks[r];
+    for (std::size_t i = 0; i < ops.size(); ++i) {
+      const Op& op = ops[i];
+      auto add = [&](const Range& x, bool written) {
+        if (x.count <= 0) return;
+        const std::int64_t f = layout.flat(p, r, x);
+        spans.push_back({f, f + x.count, op.channel, written, i});
+      };
+      if (op.reads()) add(op.src, false);
+      if (op.writes()) add(op.dst, true);
+    }
+    std::sort(spans.begin(), spans.end(), [](const Span& a, const Span& b) { return a.begin < b.begin; });
+    for (std::size_t i = 0; i < spans.size(); ++i)
+      for (std::size_t j = i + 1; j < spans.size() && spans[j].begin < spans[i].end; ++j)
+        if (spans[i].channel != spans[j].channel && (spans[i].written || spans[j].written)) {
+          out.add("rank ", r, (layout.inPlace ? " (in place)" : ""), ": ops ", spans[i].op, " (", describe(ops[spans[i].op]),
+                  ") and ", spans[j].op, " (", describe(ops[spans[j].op]), ") of different channels touch the same elements");
+          return;
+        }
   }
 }
 
@@ -172,7 +221,8 @@ void checkSymbolic(const Plan& p, bool inPlace, const InterpretOptions& io, Prob
     }
   }
   const std::string mode = std::string(inPlace ? "in place" : "out of place") + ", slice " + std::to_string(io.sliceElems) +
-                           ", capacity " + std::to_string(io.channelCapacity);
+                           ", capacity " + std::to_string(io.connectionCapacity) +
+                           (io.channelsInterleaved ? "" : ", channels one after the other");
   try {
     interpret<Sym>(p, bufs, combineSym, io);
   } catch (const std::exception& e) {
@@ -217,14 +267,17 @@ std::vector<std::string> validate(const Plan& plan, const ValidateOptions& optio
   if (plan.nranks < 1) return {"plan has no ranks"};
   checkStructure(plan, out);
   if (!out.empty()) return out.take();
-  checkChannels(plan, out);
+  checkConnections(plan, out);
   checkPipelining(plan, Layout{false}, out);
   checkPipelining(plan, Layout{true}, out);
+  checkChannelsDisjoint(plan, Layout{false}, out);
+  checkChannelsDisjoint(plan, Layout{true}, out);
   if (!out.empty() || !options.symbolic) return out.take();
   for (bool inPlace : {false, true})
     for (std::int64_t s : options.sliceElems) {
-      checkSymbolic(plan, inPlace, {s, 0}, out);
-      checkSymbolic(plan, inPlace, {s, 1}, out);
+      checkSymbolic(plan, inPlace, {s, 0, true}, out);
+      checkSymbolic(plan, inPlace, {s, 1, true}, out);
+      if (plan.nchannels > 1) checkSymbolic(plan, inPlace, {s, 1, false}, out);
     }
   return out.take();
 }

@@ -130,6 +130,7 @@ class ShmExecutor::RankRun {
           break;
         case plan::OpKind::Recv:
         case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
+        case plan::OpKind::ReduceAll: throw InvalidArgument("proc: this executor cannot run ReduceAll (oneshot, twoshot) yet");
       }
     }
     for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, p.peer, "its last slices to be read by");

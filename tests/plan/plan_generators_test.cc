@@ -24,7 +24,8 @@ TEST_P(GeneratorTest, ValidForEveryRankCountAndAwkwardCounts) {
   for (int p = 1; p <= 16; ++p) {
     const std::set<std::int64_t> counts{0, 1, p - 1, p + 1, kPrime};
     for (std::int64_t n : counts) {
-      for (int root : std::set<int>{0, p / 2, p - 1}) {
+      const std::set<int> roots = isRooted(c.collective) ? std::set<int>{0, p / 2, p - 1} : std::set<int>{0};
+      for (int root : roots) {
         const Plan plan = makePlan(c.collective, c.algorithm, p, n, root);
         const auto problems = validate(plan);
         ASSERT_TRUE(problems.empty()) << name(c.collective) << "/" << name(c.algorithm) << " p=" << p << " n=" << n
@@ -33,6 +34,33 @@ TEST_P(GeneratorTest, ValidForEveryRankCountAndAwkwardCounts) {
       }
     }
   }
+}
+
+// Channels {1, 2, 4} x node sizes (0: one node; 2, 3, 4 where they divide p; the ring changes its
+// order per channel, hier its structure) x nranks 1..16 x awkward counts.
+TEST_P(GeneratorTest, ValidWithChannelsAndNodes) {
+  const Case c = GetParam();
+  constexpr std::int64_t kPrime = 61;
+  ValidateOptions fast;
+  fast.sliceElems = {0, 2};
+  for (int p = 1; p <= 16; ++p)
+    for (int channels : {1, 2, 4})
+      for (int g : {0, 2, 3, 4}) {
+        if (g > 0 && p % g != 0) continue;
+        for (std::int64_t n : std::set<std::int64_t>{0, 1, p + 1, kPrime}) {
+          const int root = isRooted(c.collective) ? p - 1 : 0;
+          const Plan plan = makePlan(c.collective, c.algorithm, p, n, root, {channels, g});
+          const int expected = c.collective == Collective::AllReduce && c.algorithm == Algorithm::DoubleBinaryTree
+                                   ? std::max(2, channels)
+                                   : channels;
+          ASSERT_EQ(plan.nchannels, expected);
+          const auto problems = validate(plan, fast);
+          ASSERT_TRUE(problems.empty()) << name(c.collective) << "/" << name(c.algorithm) << " p=" << p << " n=" << n
+                                        << " channels=" << channels << " ranksPerNode=" << g << ": " << problems.front()
+                                        << "\n"
+                                        << dump(plan);
+        }
+      }
 }
 
 INSTANTIATE_TEST_SUITE_P(All, GeneratorTest, ::testing::ValuesIn(testing::kGeneratorCases),

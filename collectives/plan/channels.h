@@ -1,0 +1,19 @@
+// Building a C-channel plan from a one-channel generator (internal to collectives/plan; see channels.cc).
+#pragma once
+
+#include <functional>
+#include <vector>
+
+#include "collectives/plan/plan.h"
+
+namespace cclab::plan {
+
+// The one-channel plan of channel `channel` over `count` elements, with the root at position `root`.
+using ChannelGenerator = std::function<Plan(int channel, std::int64_t count, int root)>;
+// Channel c's rank order (position -> rank); empty function: the identity.
+using ChannelOrder = std::function<std::vector<int>(int channel)>;
+
+Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count, int root, int channels,
+                       const ChannelGenerator& generate, const ChannelOrder& orderOf = {});
+
+}  // namespace cclab::plan
