@@ -25,9 +25,10 @@
 
 namespace cclab {
 
-enum class Backend : std::uint8_t { Host, Cuda, Nccl };
+// Proc: one rank per process, launched by mpirun (collectives/mpi/proc_communicator.h).
+enum class Backend : std::uint8_t { Host, Cuda, Nccl, Proc };
 std::string_view name(Backend b);
-Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl"; throws InvalidArgument
+Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl", "proc"; throws InvalidArgument
 
 
 // Per-call options, in the shape of gloo's AllreduceOptions.
@@ -112,6 +113,17 @@ class Communicator {
   [[nodiscard]] virtual int nranks() const = 0;
   // One line for table headers: "host: 4 ranks as threads", "cuda: 8 ranks on 1 x NVIDIA H200 ...".
   [[nodiscard]] virtual std::string description() const = 0;
+  // The ranks this process drives: every rank, except in the process backend (its own rank only).
+  // runGroup takes one buffer pair per local rank, in this order.
+  [[nodiscard]] virtual std::vector<int> localRanks() const;
+  // Where each rank runs, for the "Using devices" block ("pid 4242 on host node 0"); empty: not known.
+  [[nodiscard]] virtual std::vector<std::string> rankLocations() const { return {}; }
+  // A value combined over the processes of the job (every process must call, in the same order);
+  // the identity when one process drives every rank.
+  [[nodiscard]] virtual double maxOverProcesses(double v) const { return v; }
+  [[nodiscard]] virtual std::int64_t sumOverProcesses(std::int64_t v) const { return v; }
+  // Whether this process prints the job's report (only rank 0's process under mpirun).
+  [[nodiscard]] virtual bool printsReport() const { return true; }
 
   // Per-rank call: the calling thread acts as `rank`. Host: returns when this rank's part is done.
   // CUDA/NCCL: returns when it is enqueued on the rank's stream (see synchronize()).
@@ -182,7 +194,7 @@ CudaOrder parseCudaOrder(std::string_view s);  // throws InvalidArgument listing
 std::string cudaOrderNames();                  // "events, graph, ll"
 
 struct CommConfig {
-  int nranks = 1;
+  int nranks = 1;  // the proc backend: ranks per process (only 1)
   CudaOrder order = CudaOrder::Events;  // CUDA backend only
 };
 

@@ -80,15 +80,20 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
 }
 
+void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::string& ranks) {
+  if (o.comm.straggler.rank >= n)
+    throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of " + ranks);
+  if (plan::isRooted(c) && o.data.root >= n)
+    throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of " + ranks);
+}
+
 void validate(const HarnessOptions& o, plan::Collective c) {
   validate(o.sweep);
+  // Under mpirun the ranks are the job's processes, known once the communicator exists: perfMain
+  // checks the straggler and the root against them then (checkRanks).
+  const bool processes = o.comm.backend ? *o.comm.backend == Backend::Proc : backendAvailable(Backend::Proc);
   const int n = o.comm.nranks;
-  if (o.comm.straggler.rank >= n)
-    throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of -g " +
-                     std::to_string(n));
-  const bool rooted = plan::isRooted(c);
-  if (rooted && o.data.root >= n)
-    throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of -g " + std::to_string(n));
+  if (!processes) checkRanks(o, c, n, "-g " + std::to_string(n));
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is not available for " +
                      std::string(plan::name(c)));

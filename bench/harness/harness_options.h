@@ -48,6 +48,9 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o);
 // Checks what single flags cannot: sizes, straggler rank and root against -g, algorithm against the
 // collective. Throws UsageError.
 void validate(const HarnessOptions& o, plan::Collective c);
+// Throws UsageError when the straggler or the root is not one of the n ranks (`ranks` names them in
+// the message: "-g 4", "the 4 processes").
+void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::string& ranks);
 
 // "3:delay=500us" (or the old "3:500") -> rank 3 arrives 500 us late; throws UsageError.
 Straggler parseBenchStraggler(std::string_view text);

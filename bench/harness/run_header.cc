@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <vector>
 #include <cstdio>
 
 #include "bench/report/value_parse.h"
@@ -47,10 +48,15 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
                    " cpus  date: " + date);
   table.headerLine("");
   table.headerLine("Using devices");
+  const std::vector<std::string> where = comm.rankLocations();  // the proc backend: every process's pid and host
   for (int r = 0; r < comm.nranks(); ++r) {
-    std::array<char, 160> line{};
-    std::snprintf(line.data(), line.size(), " Rank %2d Group  0 Pid %6d on %10s %s rank %d", r, static_cast<int>(getpid()),
-                  machine.hostname.c_str(), std::string(name(comm.backend())).c_str(), r);
+    std::array<char, 200> line{};
+    if (!where.empty())
+      std::snprintf(line.data(), line.size(), " Rank %2d Group  0 %s %s rank %d", r, where[static_cast<std::size_t>(r)].c_str(),
+                    std::string(name(comm.backend())).c_str(), r);
+    else
+      std::snprintf(line.data(), line.size(), " Rank %2d Group  0 Pid %6d on %10s %s rank %d", r, static_cast<int>(getpid()),
+                    machine.hostname.c_str(), std::string(name(comm.backend())).c_str(), r);
     table.headerLine(line.data());
   }
   table.headerLine("");
