@@ -29,10 +29,43 @@ std::string milliseconds(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+// A rank's lanes (one per channel of the current plan), their sent-but-unread slices and the ReduceAll
+// accumulator: kept between calls so that a call allocates nothing once shapes repeat.
+struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its rank every call
+  struct Pending {  // a sent slice the receiver may still be reading
+    const std::byte* begin;
+    const std::byte* end;
+    Connection* connection;
+    int peer;
+    std::uint32_t seq;  // consumed must reach this
+  };
+  struct Blocker {  // what a lane's current step waits for: word reaching target
+    const WaitWord* word = nullptr;
+    std::uint32_t target = 0;
+    int peer = -1;
+    const char* what = "";
+  };
+  struct Lane {
+    int channel;
+    std::span<const plan::Op> ops;
+    std::size_t base;  // index of ops[0] in the rank's op list
+    plan::SliceCursor walk;
+    std::vector<Pending>* pending;  // RankState::pending[channel]
+    Blocker blocker;
+    bool finished = false;
+  };
+
+  std::vector<Lane> lanes;
+  std::vector<std::vector<Pending>> pending;  // per channel; cleared, capacity kept
+  std::vector<std::byte> temp;
+};
+
+HostExecutor::~HostExecutor() = default;
+
 HostExecutor::HostExecutor(int nranks) : nranks_(nranks), arrivals_(std::max(nranks, 1)) {
   if (nranks < 1) throw InvalidArgument("HostExecutor: nranks must be >= 1");
   bells_ = std::make_unique<WaitWord[]>(static_cast<std::size_t>(nranks));
-  temp_.resize(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) states_.push_back(std::make_unique<RankState>());
   ensureChannels(1);
   arrived_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(nranks));
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
@@ -156,23 +189,33 @@ void HostExecutor::fail(const std::string& why) {
   for (int r = 0; r < nranks_; ++r) bells_[static_cast<std::size_t>(r)].wakeAll();
 }
 
-// The state of one rank during one run(): one Lane per channel (its walker, its sent-but-unread
-// slices, what it waits for), and the waits.
+// The state of one rank during one run(): its lanes (RankState) and the waits.
 class HostExecutor::RankRun {
+  using Pending = RankState::Pending;
+  using Blocker = RankState::Blocker;
+  using Lane = RankState::Lane;
+
  public:
   RankRun(HostExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
       : ex_(ex), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   void execute() {
-    const auto& all = plan_.ranks[static_cast<std::size_t>(rank_)];
-    std::vector<Lane> lanes;
-    const auto spans = plan::channelOps(plan_, rank_);
-    lanes.reserve(spans.size());
-    for (std::size_t c = 0; c < spans.size(); ++c)
-      if (!spans[c].empty())
-        lanes.push_back(Lane{static_cast<int>(c), spans[c], static_cast<std::size_t>(spans[c].data() - all.data()),
-                             plan::SliceCursor(spans[c], o_.sliceElems), {}, {}});
+    RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
+    std::vector<Lane>& lanes = state.lanes;
+    lanes.clear();
+    if (state.pending.size() < static_cast<std::size_t>(plan_.nchannels)) state.pending.resize(static_cast<std::size_t>(plan_.nchannels));
+    // The rank's ops are channel by channel (plan.h): one lane per non-empty run of a channel.
+    const std::span<const plan::Op> all(plan_.ranks[static_cast<std::size_t>(rank_)]);
+    for (std::size_t begin = 0; begin < all.size();) {
+      std::size_t end = begin + 1;
+      while (end < all.size() && all[end].channel == all[begin].channel) ++end;
+      const auto ops = all.subspan(begin, end - begin);
+      auto& pending = state.pending[all[begin].channel];
+      pending.clear();
+      lanes.push_back(Lane{all[begin].channel, ops, begin, plan::SliceCursor(ops, o_.sliceElems), &pending, {}});
+      begin = end;
+    }
     // Round robin: each channel runs as far as it can; a rank waits only when none can move.
     for (;;) {
       bool moved = false;
@@ -202,29 +245,6 @@ class HostExecutor::RankRun {
   }
 
  private:
-  struct Pending {  // a sent slice the receiver may still be reading
-    const std::byte* begin;
-    const std::byte* end;
-    Connection* connection;
-    int peer;
-    std::uint32_t seq;  // consumed must reach this
-  };
-  struct Blocker {  // what a lane's current step waits for: word reaching target
-    const WaitWord* word = nullptr;
-    std::uint32_t target = 0;
-    int peer = -1;
-    const char* what = "";
-  };
-  struct Lane {
-    int channel;
-    std::span<const plan::Op> ops;
-    std::size_t base;  // index of ops[0] in the rank's op list
-    plan::SliceCursor walk;
-    std::vector<Pending> pending;
-    Blocker blocker;
-    bool finished = false;
-  };
-
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
     const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
     switch (r.buf) {
@@ -269,8 +289,8 @@ class HostExecutor::RankRun {
     if (!ready(lane, c.consumed, seq - kSlots + 1, peer, "a free slot to")) return false;
     c.slots[seq % kSlots] = src;
     ex_.post(c, seq + 1, peer);
-    if (lane.pending.size() >= 4 * kSlots) prune(lane);
-    lane.pending.push_back({src, src + bytes, &c, peer, seq + 1});
+    if (lane.pending->size() >= 4 * kSlots) prune(lane);
+    lane.pending->push_back({src, src + bytes, &c, peer, seq + 1});
     return true;
   }
 
@@ -310,7 +330,7 @@ class HostExecutor::RankRun {
     const bool overlap = dst < src + bytes && src < dst + bytes;
     std::byte* acc = dst;
     if (overlap && !(rank_ == 0 && src == dst)) {
-      auto& temp = ex_.temp_[static_cast<std::size_t>(rank_)];  // only this rank's thread touches it
+      auto& temp = ex_.states_[static_cast<std::size_t>(rank_)]->temp;  // only this rank's thread touches it
       if (temp.size() < bytes) temp.resize(bytes);
       acc = temp.data();
     }
@@ -329,7 +349,7 @@ class HostExecutor::RankRun {
   // (channels never touch each other's elements, so only this channel's sends matter).
   bool writable(Lane& lane, const std::byte* dst, std::size_t bytes) {
     const std::byte* end = dst + bytes;
-    for (const Pending& p : lane.pending)
+    for (const Pending& p : *lane.pending)
       if (p.begin < end && dst < p.end && !ready(lane, p.connection->consumed, p.seq, p.peer, "its read of a slice by"))
         return false;
     return true;
@@ -338,13 +358,13 @@ class HostExecutor::RankRun {
   // Before returning: every slice this channel sent has been read.
   bool drained(Lane& lane) {
     prune(lane);
-    if (lane.pending.empty()) return true;
-    const Pending& p = lane.pending.front();
+    if (lane.pending->empty()) return true;
+    const Pending& p = lane.pending->front();
     return ready(lane, p.connection->consumed, p.seq, p.peer, "its last slices to be read by");
   }
 
   static void prune(Lane& lane) {
-    std::erase_if(lane.pending, [](const Pending& p) {
+    std::erase_if(*lane.pending, [](const Pending& p) {
       return reached(p.connection->consumed.value.load(std::memory_order_acquire), p.seq);
     });
   }

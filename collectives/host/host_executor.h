@@ -56,6 +56,7 @@ class HostExecutor {
   static constexpr std::uint32_t kSlots = 16;  // per connection (channel, from, to)
 
   explicit HostExecutor(int nranks);
+  ~HostExecutor();
   HostExecutor(const HostExecutor&) = delete;
   HostExecutor& operator=(const HostExecutor&) = delete;
 
@@ -82,6 +83,7 @@ class HostExecutor {
     WaitWord consumed;  // slices the receiver has finished reading
   };
   class RankRun;
+  struct RankState;  // a rank's per-channel state, kept between calls (no allocation per call)
 
   // The connections of channels 0..channels-1 exist afterwards (made on first use, kept until the end).
   void ensureChannels(int channels);
@@ -110,7 +112,7 @@ class HostExecutor {
   std::vector<std::unique_ptr<Connection[]>> owned_;  // what lanes_ points to
   std::mutex lanesMutex_;                             // creating a lane
   std::unique_ptr<WaitWord[]> bells_;                 // bells_[r]: rank r's doorbell
-  std::vector<std::vector<std::byte>> temp_;          // temp_[r]: rank r's ReduceAll accumulator
+  std::vector<std::unique_ptr<RankState>> states_;    // states_[r]: only rank r's thread touches it
   std::atomic<bool> aborted_{false};
   WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
   // arrived_[r]: calls rank r has started (counted after its start delay).
