@@ -77,10 +77,12 @@ class HostExecutor {
   [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
  private:
-  struct alignas(64) Connection {
+  // The two counters are written by different ranks: each sits in its own 128-byte block, as CPUs
+  // fetch lines in pairs (the connections of a channel lie side by side in one array).
+  struct alignas(128) Connection {
     std::array<const std::byte*, kSlots> slots{};
-    WaitWord posted;    // slices published by the sender
-    WaitWord consumed;  // slices the receiver has finished reading
+    alignas(128) WaitWord posted;    // slices published by the sender
+    alignas(128) WaitWord consumed;  // slices the receiver has finished reading
   };
   class RankRun;
   struct RankState;  // a rank's per-channel state, kept between calls (no allocation per call)
