@@ -357,10 +357,10 @@ class HostExecutor::RankRun {
 
   // Before returning: every slice this channel sent has been read.
   bool drained(Lane& lane) {
-    prune(lane);
-    if (lane.pending->empty()) return true;
-    const Pending& p = lane.pending->front();
-    return ready(lane, p.connection->consumed, p.seq, p.peer, "its last slices to be read by");
+    for (const Pending& p : *lane.pending)
+      if (!ready(lane, p.connection->consumed, p.seq, p.peer, "its last slices to be read by")) return false;
+    lane.pending->clear();
+    return true;
   }
 
   static void prune(Lane& lane) {
