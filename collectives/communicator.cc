@@ -66,6 +66,17 @@ void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved)
   if (args.count > kMaxElements / nranks) throw InvalidArgument("count " + std::to_string(args.count) + " is too large");
 }
 
+void checkShape(const CollectiveOptions& o, int nranks, plan::Algorithm resolved) {
+  if (o.channels < 0 || o.channels > plan::kMaxChannels)
+    throw InvalidArgument("channels must be 1.." + std::to_string(plan::kMaxChannels) + " (0: the backend's default), got " +
+                          std::to_string(o.channels));
+  if (o.ranksPerNode < 0)
+    throw InvalidArgument("ranksPerNode must be >= 0 (0: one node), got " + std::to_string(o.ranksPerNode));
+  if (resolved == plan::Algorithm::Hierarchical && o.ranksPerNode > 0 && nranks % o.ranksPerNode != 0)
+    throw InvalidArgument("hier needs ranksPerNode (" + std::to_string(o.ranksPerNode) + ") to divide the " +
+                          std::to_string(nranks) + " ranks");
+}
+
 void checkSlicing(const CollectiveArgs& args, int nranks, std::size_t sliceBytes, std::size_t defaultSliceBytes) {
   const std::size_t elem = sizeOf(args.type);
   const std::size_t slice = sliceBytes ? sliceBytes : defaultSliceBytes;

@@ -37,6 +37,12 @@ struct CollectiveOptions {
   std::size_t sliceBytes = 0;  // pipeline slice; 0: the backend's default
   std::chrono::milliseconds timeout{30000};
   Straggler straggler;  // executors honour startDelay (the rank arrives late at every collective)
+  // The plan's shape (plan::PlanShape): channels 1..plan::kMaxChannels, 0 = the backend's default;
+  // ranksPerNode = consecutive ranks that share a node (0: one node; the host backend emulates nodes:
+  // it only changes the plan, e.g. hier's rings and the ring channels' orders). hier needs it to divide
+  // nranks. Backends that build plans key their plan caches on both.
+  int channels = 0;
+  int ranksPerNode = 0;
 };
 
 struct CollectiveArgs {
@@ -174,6 +180,9 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 // Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the
 // collective has no generator for, a rank out of range).
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);
+// Throws InvalidArgument (one line) when options.channels is outside 0..plan::kMaxChannels,
+// options.ranksPerNode is negative, or hier's ranksPerNode does not divide nranks.
+void checkShape(const CollectiveOptions& options, int nranks, plan::Algorithm resolved);
 
 // Most slices one call may cut a rank's largest buffer into. Every slice costs a handshake (about
 // 100 ns on the host, a launch or an event on a GPU) and, on the CUDA backend, a lowered step held in

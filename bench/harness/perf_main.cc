@@ -60,6 +60,8 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
                    {"average", std::string(name(it.average))},
                    {"iter_bytes", it.iterBytes},
                    {"slice_bytes", o.comm.sliceBytes},
+                   {"channels", o.comm.channels},
+                   {"ranks_per_node", o.comm.ranksPerNode.value_or(0)},
                    {"timeout_ms", o.comm.timeout.count()},
                    {"straggler_rank", o.comm.straggler.rank},
                    {"straggler_delay_us", std::chrono::duration<double, std::micro>(o.comm.straggler.startDelay).count()}};
@@ -94,6 +96,7 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       std::fputs(cli.usage().c_str(), stdout);
       return kExitOk;
     }
+    applyEnvironment(options);
     validate(options, collective);
     if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
   } catch (const UsageError& e) {

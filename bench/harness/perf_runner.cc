@@ -17,6 +17,8 @@ PerfRunner::PerfRunner(Communicator& comm, plan::Collective collective, const Ha
   callOptions_.sliceBytes = static_cast<std::size_t>(options.comm.sliceBytes);
   callOptions_.timeout = options.comm.timeout;
   callOptions_.straggler = options.comm.straggler;
+  callOptions_.channels = options.comm.channels;
+  callOptions_.ranksPerNode = options.comm.ranksPerNode.value_or(0);
 }
 
 void PerfRunner::run(const TablePrinter& table, ResultLog& log) {

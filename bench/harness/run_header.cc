@@ -41,6 +41,8 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
   table.headerLine("Backend: " + std::string(name(comm.backend())) + " (" + comm.description() + ")");
   table.headerLine("Algorithm: " + algorithm + "  slice: " +
                    (o.comm.sliceBytes ? conventions::formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
+                   "  channels: " + (o.comm.channels ? std::to_string(o.comm.channels) : std::string("backend default")) +
+                   "  ranksPerNode: " + std::to_string(o.comm.ranksPerNode.value_or(0)) +
                    "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
                    stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +
                    std::string(name(it.average)) + ")");

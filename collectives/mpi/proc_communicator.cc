@@ -123,19 +123,22 @@ class ProcCommunicator final : public Communicator {
   }
 
  private:
-  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int>;
+  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;
 
   void checkRank(int rank) const {
     if (rank != world_.rank())
       throw InvalidArgument("proc: rank " + std::to_string(rank) + " is not this process's (" + std::to_string(world_.rank()) + ")");
   }
 
-  const plan::Plan& planFor(const CollectiveArgs& a, plan::Algorithm algo) {
-    const PlanKey key{a.collective, algo, a.count, a.root};
+  // The plan's shape: the call's channels (else the communicator's) and ranks per node (else the
+  // job's nodes, when they are uniform blocks).
+  const plan::Plan& planFor(const CollectiveArgs& a, plan::Algorithm algo, const CollectiveOptions& o) {
+    const plan::PlanShape shape{o.channels > 0 ? o.channels : channels_,
+                                o.ranksPerNode > 0 ? o.ranksPerNode : world_.ranksPerNode()};
+    const PlanKey key{a.collective, algo, a.count, a.root, shape.channels, shape.ranksPerNode};
     if (auto it = plans_.find(key); it != plans_.end()) return it->second;
     constexpr std::size_t kMaxCachedPlans = 256;
     if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-    const plan::PlanShape shape{channels_, world_.ranksPerNode()};
     return plans_.emplace(key, plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape)).first->second;
   }
 
@@ -148,8 +151,9 @@ class ProcCommunicator final : public Communicator {
     const int rank = world_.rank();
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, nranks(), algo);
+    checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, host::kDefaultSliceBytes);
-    const plan::Plan& pl = planFor(args, algo);
+    const plan::Plan& pl = planFor(args, algo, options);
     const std::size_t elem = sizeOf(args.type);
     const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
     const std::size_t inBytes = static_cast<std::size_t>(counts.input) * elem;

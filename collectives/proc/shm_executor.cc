@@ -1,5 +1,8 @@
 // ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
 // segments, and cross-process waits.
+// A plan of several channels runs them one after the other (SliceCursor over all of a rank's ops) over
+// one connection per ordered pair: every rank runs its channels in the same order, so the k-th message
+// on a pair is still the one the plan pairs it with (plan.h), and a channel never waits on a later one.
 #include "collectives/proc/shm_executor.h"
 
 #include <unistd.h>
@@ -130,7 +133,7 @@ class ShmExecutor::RankRun {
           break;
         case plan::OpKind::Recv:
         case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
-        case plan::OpKind::ReduceAll: throw InvalidArgument("proc: this executor cannot run ReduceAll (oneshot, twoshot) yet");
+        case plan::OpKind::ReduceAll: reduceAll(src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
       }
     }
     for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, p.peer, "its last slices to be read by");
@@ -180,6 +183,43 @@ class ShmExecutor::RankRun {
     else
       o_.reduce(base + dst, base + src, remote, elems);
     ch.consumed.store(seq + 1);
+  }
+
+  // dst = v_0 (op) ... (op) v_{p-1}, left to right in rank order (v_q: rank q's slot; v_rank: src), so
+  // every rank gets the same bits; then every slot is consumed.
+  void reduceAll(std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
+    const int p = ex_.nranks_, me = ex_.rank_;
+    std::byte* base = ex_.own_.data();
+    waitWritable(dst, bytes);
+    for (int q = 0; q < p; ++q)
+      if (q != me) {
+        Channel& ch = ex_.channel(q, me);
+        waitFor(ch.posted, ch.consumed.value.load(std::memory_order_relaxed) + 1, q, "data from");
+      }
+    auto value = [&](int q) -> const std::byte* {
+      if (q == me) return base + src;
+      const Channel& ch = ex_.channel(q, me);
+      return ex_.bases_[static_cast<std::size_t>(q)] + ch.slots[ch.consumed.value.load(std::memory_order_relaxed) % kSlots];
+    };
+    if (p == 1) {
+      if (src != dst) std::memmove(base + dst, base + src, bytes);
+      return;
+    }
+    // Accumulate in dst unless dst overlaps src and src is still to be read after the first step.
+    const bool overlap = dst < src + bytes && src < dst + bytes;
+    std::byte* acc = base + dst;
+    if (overlap && !(me == 0 && src == dst)) {
+      if (temp_.size() < bytes) temp_.resize(bytes);
+      acc = temp_.data();
+    }
+    o_.reduce(acc, value(0), value(1), elems);
+    for (int q = 2; q < p; ++q) o_.reduce(acc, acc, value(q), elems);
+    if (acc != base + dst) std::memcpy(base + dst, acc, bytes);
+    for (int q = 0; q < p; ++q)
+      if (q != me) {
+        Channel& ch = ex_.channel(q, me);
+        ch.consumed.store(ch.consumed.value.load(std::memory_order_relaxed) + 1);
+      }
   }
 
   // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
@@ -234,6 +274,7 @@ class ShmExecutor::RankRun {
   const ShmRunOptions& o_;
   std::uint32_t call_;  // this rank's call number (arrived counter)
   std::vector<Pending> pending_;
+  std::vector<std::byte> temp_;  // ReduceAll's accumulator when dst is this rank's src
   std::size_t opIndex_ = 0;
 };
 
