@@ -13,6 +13,7 @@
 
 #include "collectives/host/host_communicator.h"
 #include "collectives/mpi/mpi_executor.h"
+#include "collectives/mpi/mpi_links.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/proc/shm_executor.h"
 
@@ -46,15 +47,25 @@ class ProcCommunicator final : public Communicator {
                             " ranks per process (-g); the process backend runs one rank per process: start more processes");
     if (c.channels < 1 || c.channels > plan::kMaxChannels)
       throw InvalidArgument("proc: channels must be 1.." + std::to_string(plan::kMaxChannels));
-    if (world_.nodes() == 1) {
-      const std::size_t bytes = segmentBytes(c.shmBytes, world_.size());
-      shm_ = std::make_unique<proc::ShmExecutor>(world_.jobId(), world_.rank(), world_.size(), bytes,
-                                                 std::chrono::seconds(60));
-      workBytes_ = bytes / 2;
-      arenaNext_ = workBytes_;
-    } else {
+    const char* transport = std::getenv("CCLAB_PROC_TRANSPORT");  // "mpi": every pair over MPI (to compare)
+    if (transport && std::string(transport) != "mpi" && std::string(transport) != "shm")
+      throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT is 'shm' (shared memory within a node, the default) or 'mpi'");
+    if (transport && std::string(transport) == "mpi") {
       mpi_ = std::make_unique<MpiExecutor>(world_);
+      return;
     }
+    // One ShmExecutor per node (its own control segment, named by job and node); ranks off the node
+    // are reached through MPI links.
+    proc::NodeRanks node;
+    node.jobRanks = world_.size();
+    for (int r = 0; r < world_.size(); ++r)
+      if (world_.node(r) == world_.node(world_.rank())) node.ranks.push_back(r);
+    if (world_.nodes() > 1) links_ = std::make_unique<MpiLinks>(world_);
+    const std::size_t bytes = segmentBytes(c.shmBytes, world_.size());
+    shm_ = std::make_unique<proc::ShmExecutor>(world_.jobId() + "n" + std::to_string(world_.node(world_.rank())), world_.rank(),
+                                               node, bytes, std::chrono::seconds(60), links_.get());
+    workBytes_ = bytes / 2;
+    arenaNext_ = workBytes_;
   }
 
   Backend backend() const override { return Backend::Proc; }
@@ -63,7 +74,8 @@ class ProcCommunicator final : public Communicator {
   std::string description() const override {
     std::string d = "proc: " + std::to_string(nranks()) + " ranks as processes on " + std::to_string(world_.nodes()) +
                     (world_.emulatedNodes() ? " emulated" : "") + (world_.nodes() == 1 ? " node" : " nodes");
-    d += shm_ ? " (shared memory)" : " (MPI point-to-point)";
+    d += !shm_ ? " (MPI point-to-point for every pair)"
+         : links_ ? " (shared memory within a node, MPI between nodes)" : " (shared memory)";
     return d + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
   }
   std::vector<std::string> rankLocations() const override {
@@ -200,6 +212,10 @@ class ProcCommunicator final : public Communicator {
     o.reduce = reduce;
     o.sliceElems = sliceElems;
     o.timeout = options.timeout;
+    // The host backend's rule: busy waits only while every rank of the node has a core of its own.
+    const auto onNode = static_cast<unsigned>(std::count_if(world_.peers().begin(), world_.peers().end(),
+                                                            [&](const Peer& q) { return q.node == world_.node(world_.rank()); }));
+    if (onNode > std::max(1U, std::thread::hardware_concurrency())) o.spin = std::chrono::nanoseconds(0);
     shm_->run(pl, layout, o);
     if (!direct && outBytes && buffers.recv) std::memcpy(buffers.recv, base + layout.output, outBytes);
   }
@@ -217,6 +233,7 @@ class ProcCommunicator final : public Communicator {
 
   World world_;
   int channels_;
+  std::unique_ptr<MpiLinks> links_;  // before shm_, which holds a pointer to it
   std::unique_ptr<proc::ShmExecutor> shm_;
   std::unique_ptr<MpiExecutor> mpi_;
   std::size_t workBytes_ = 0;   // [0, workBytes_): staging and scratch; above: the allocate() arena
