@@ -171,6 +171,7 @@ class Engine {
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
+    crossesNic_.assign(static_cast<std::size_t>(plan_.nranks), 0);
     // Routes: one search per source rank over the destinations it sends to.
     std::vector<std::vector<int>> bySrc(static_cast<std::size_t>(plan_.nranks));
     for (int c = 0; c < static_cast<int>(conns_.size()); ++c) bySrc[conns_[c].src].push_back(c);
@@ -187,6 +188,7 @@ class Engine {
         for (int id : routes[i].resources) {
           routeRes_.push_back(id);
           ch.bottleneckBeta = std::max(ch.bottleneckBeta, resBeta_[id]);
+          if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(ch.src)] = crossesNic_[static_cast<std::size_t>(ch.dst)] = 1;
         }
         ch.routeEnd = static_cast<int>(routeRes_.size());
       }
@@ -200,14 +202,23 @@ class Engine {
     Micros start = t;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
     const auto b = static_cast<double>(bytes);
+    // Protocol (topology.h): LL holds every resource 1/kLLEfficiency longer and needs one traversal;
+    // Simple, where the topology has both, three. Each message takes the faster on its route.
+    double stretch = 1, traversals = 1;
+    if (topo_.spec().llProtocol) {
+      if (b * ch.bottleneckBeta < (kSimpleLatencyTraversals - 1) * ch.latency)
+        stretch = 1 / kLLEfficiency;
+      else
+        traversals = kSimpleLatencyTraversals;
+    }
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
       const int id = routeRes_[i];
-      const Micros d = b * resBeta_[id];
+      const Micros d = b * stretch * resBeta_[id];
       freeAt_[id] = start + d;
       result_.busy[id] += d;
       result_.bytes[id] += bytes;
     }
-    const Micros arrival = start + ch.latency + b * ch.bottleneckBeta;
+    const Micros arrival = start + traversals * ch.latency + b * stretch * ch.bottleneckBeta;
     if (opt_.trace) record(labelled("send->", ch.dst), 1, rank, start, arrival - start, bytes);
     return arrival;
   }
@@ -312,7 +323,9 @@ class Engine {
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      Micros start = 0.0;
+      // Start-up (topology.h ComputeParams): the launch, and the NIC proxy where the rank uses a NIC.
+      const auto& compute = topo_.spec().compute;
+      Micros start = compute.launchLatency + (crossesNic_[static_cast<std::size_t>(r)] ? compute.proxyLatency : 0.0);
       for (const Straggler& s : opt_.stragglers)
         if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       result_.finish[r] = start;
@@ -357,6 +370,7 @@ class Engine {
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   std::vector<Micros> freeAt_;
+  std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its ops, its cursor and its clock.
   std::vector<int> agentRank_;
   std::vector<std::span<const Instr>> agentCode_;
