@@ -37,8 +37,10 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
     }
   for (const auto& r : routes) {
     k.alpha = std::max(k.alpha, r.latency);
-    for (int id : r.resources)
+    for (int id : r.resources) {
       k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+      k.wireBeta = std::max(k.wireBeta, inverseBandwidth(topo.resources()[id].bandwidth));
+    }
   }
   if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
   return k;
@@ -125,7 +127,8 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
 
 CostParams withProtocol(const Topology& topo, CostParams k, Bytes messageBytes) {
   if (!topo.spec().llProtocol) return k;
-  if (static_cast<double>(messageBytes) * k.beta < (kSimpleLatencyTraversals - 1) * k.alpha)
+  // Decided as replay decides it: on the route's own bottleneck, not on its share of a busy link.
+  if (static_cast<double>(messageBytes) * k.wireBeta < (kSimpleLatencyTraversals - 1) * k.alpha)
     k.beta /= kLLEfficiency;
   else
     k.alpha *= kSimpleLatencyTraversals;
