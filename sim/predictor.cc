@@ -32,7 +32,11 @@ Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int
   const plan::PlanShape sh = shape();
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
   if (modelFor(a) == Model::Analytic) {
-    const std::int64_t slice = sliceBytes == kAutoSlice ? autoSliceElems(c, ran, p, count / sh.channels, elemSize, sh.ranksPerNode)
+    // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
+    // tree's closed form halves its count again, so its part is 2·count / its channel count).
+    const bool dbtree = c == plan::Collective::AllReduce && ran == plan::Algorithm::DoubleBinaryTree;
+    const std::int64_t part = dbtree ? count * 2 / std::max(2, sh.channels + sh.channels % 2) : count / sh.channels;
+    const std::int64_t slice = sliceBytes == kAutoSlice ? autoSliceElems(c, ran, p, part, elemSize, sh.ranksPerNode)
                                                         : sliceElemsOf(sliceBytes, elemSize);
     if (info.hierarchical) {  // the two-level closed forms, with the cluster's intra and inter parameters
       const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
