@@ -46,12 +46,6 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
   return k;
 }
 
-// The same pattern `times` times over (channels sharing every link).
-Pairs repeated(const Pairs& pairs, int times) {
-  Pairs out;
-  for (int i = 0; i < times; ++i) out.insert(out.end(), pairs.begin(), pairs.end());
-  return out;
-}
 
 void addTree(Pairs& up, const plan::BinaryTree& t) {
   for (int r = 0; r < static_cast<int>(t.nodes.size()); ++r)
