@@ -66,6 +66,9 @@ class ProcCommunicator final : public Communicator {
                                                node, bytes, std::chrono::seconds(60), links_.get());
     workBytes_ = bytes / 2;
     arenaNext_ = workBytes_;
+    // The host backend's rule: busy waits only while every rank of the node has a core of its own
+    // (asked once: hardware_concurrency reads /sys on every call).
+    oversubscribed_ = node.ranks.size() > std::max(1U, std::thread::hardware_concurrency());
   }
 
   Backend backend() const override { return Backend::Proc; }
@@ -212,10 +215,7 @@ class ProcCommunicator final : public Communicator {
     o.reduce = reduce;
     o.sliceElems = sliceElems;
     o.timeout = options.timeout;
-    // The host backend's rule: busy waits only while every rank of the node has a core of its own.
-    const auto onNode = static_cast<unsigned>(std::count_if(world_.peers().begin(), world_.peers().end(),
-                                                            [&](const Peer& q) { return q.node == world_.node(world_.rank()); }));
-    if (onNode > std::max(1U, std::thread::hardware_concurrency())) o.spin = std::chrono::nanoseconds(0);
+    if (oversubscribed_) o.spin = std::chrono::nanoseconds(0);
     shm_->run(pl, layout, o);
     if (!direct && outBytes && buffers.recv) std::memcpy(buffers.recv, base + layout.output, outBytes);
   }
@@ -236,6 +236,7 @@ class ProcCommunicator final : public Communicator {
   std::unique_ptr<MpiLinks> links_;  // before shm_, which holds a pointer to it
   std::unique_ptr<proc::ShmExecutor> shm_;
   std::unique_ptr<MpiExecutor> mpi_;
+  bool oversubscribed_ = false;  // more ranks on this node than cores
   std::size_t workBytes_ = 0;   // [0, workBytes_): staging and scratch; above: the allocate() arena
   std::size_t arenaNext_ = 0;
   int arenaLive_ = 0;
