@@ -20,6 +20,11 @@ class MpiLinks final : public proc::RemoteLinks {
             const std::function<bool()>& stop, int& peer) override;
   // Messages sent so far (tests: what crossed between nodes).
   [[nodiscard]] long long messagesSent() const { return messages_; }
+  // Without waiting: completes finished sends (true if any did), and names in `peer` the receiver of a
+  // send from [begin, begin + bytes) still in flight (bytes = SIZE_MAX: of any send); false if none is.
+  bool prune();
+  bool inFlight(const std::byte* begin, std::size_t bytes, int& peer) const;
+  [[nodiscard]] std::size_t sendsInFlight() const { return sends_.size(); }
 
  private:
   struct Send {
@@ -28,7 +33,6 @@ class MpiLinks final : public proc::RemoteLinks {
     MPI_Request request;
     int peer;
   };
-  bool prune();  // completes finished sends; true if any did
   const World& world_;
   std::vector<Send> sends_;
   long long messages_ = 0;
