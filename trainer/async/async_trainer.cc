@@ -153,6 +153,7 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
   };
   hooks.onFailure = [&] { ssp.abort(); };
   result.trainTimeS = static_cast<double>(runEpochs(config.workers, config.epochs, clock, hooks)) / kNsPerS;
+  result.wallTrainTimeS = result.trainTimeS;
   result.finalParams = server.snapshot();
   if (config.async.sspBound >= 0) result.sspMaxGap = ssp.maxGap();
   for (auto& w : workers) {

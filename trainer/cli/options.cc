@@ -46,7 +46,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
 
   CLI::App app{"cclab-train: synchronous and asynchronous data-parallel training of an MLP (docs/trainer.md)"};
   std::string mode = "sync", widths{kDefaultWidths}, algo = "auto", backend = "host", remainder = "pad";
-  std::string bucket = "25M", firstBucket = "1M", straggler;
+  std::string bucket = "25M", firstBucket = "1M", straggler, layers, computeModel;
   bool noOverlap = false;
   app.add_option("--data", o.data.name, "fashion-mnist or synthetic")->capture_default_str();
   app.add_option("--data-dir", o.data.dir, "directory of the Fashion-MNIST IDX .gz files")->capture_default_str();
@@ -60,7 +60,12 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_option("--lr", t.sgd.lr, "learning rate")->capture_default_str();
   app.add_option("--momentum", t.sgd.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", t.sgd.weightDecay, "weight decay")->capture_default_str();
-  app.add_option("--widths", widths, "MLP layer widths")->capture_default_str();
+  app.add_option("--layers", layers, "the implemented MLP's layer widths, e.g. 784,4096,4096,10 (default 784,256,128,10)");
+  app.add_option("--widths", widths, "the old name of --layers (784-256-128-10 still accepted)")->capture_default_str();
+  app.add_option("--model", t.model, "mlp, or a preset adding synthetic gradients of a real network: resnet50, bert-base")
+      ->capture_default_str();
+  app.add_option("--compute-model", computeModel,
+                 "emulated device: h100, h200, a100 or TFLOP/s; compute time = FLOPs / rate (sync only)");
   app.add_option("--seed", t.seed, "seed for initialisation and shuffling")->capture_default_str();
   app.add_option("--remainder", remainder, "pad or drop: how shards are made equal")->capture_default_str();
   app.add_option("--algo", algo, "allreduce algorithm: ring, tree, dbtree, rhd, auto")->capture_default_str();
@@ -86,7 +91,10 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   }
   t.mode = parseMode(mode);
   refuseOptionsWithoutEffect(app, t.mode);
-  t.widths = parseWidths(widths);
+  if (app.count("--layers") > 0 && app.count("--widths") > 0)
+    throw InvalidArgument("--layers and --widths name the same thing (--widths is its old name): give one");
+  t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);
+  t.compute = parseComputeModel(computeModel);
   t.remainder = parseRemainder(remainder);
   t.sync.backend = parseBackend(backend);
   t.sync.algorithm = plan::parseAlgorithm(algo);  // throws InvalidArgument

@@ -5,6 +5,7 @@
 
 #include "collectives/core/errors.h"
 #include "fmt/format.h"
+#include "trainer/model/synthetic.h"
 
 namespace cclab::trainer {
 
@@ -53,6 +54,12 @@ void validate(const TrainConfig& c) {
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
+  if (c.mode == Mode::Async && c.compute.active())
+    throw InvalidArgument("--compute-model applies to --mode sync only (async's push order is decided by real time, "
+                          "which an accounted device clock cannot reorder)");
+  if (c.mode == Mode::Async && c.model != "mlp")
+    throw InvalidArgument("--model " + c.model + " applies to --mode sync only (the parameter server has no synthetic tensors)");
+  (void)modelPreset(c.model);  // throws for an unknown preset
 }
 
 }  // namespace cclab::trainer

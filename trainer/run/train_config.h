@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "collectives/communicator.h"
 #include "collectives/core/straggler.h"
 #include "trainer/data/sampler.h"
+#include "trainer/device/compute_model.h"
 #include "trainer/model/sgd.h"
 #include "trainer/run/straggler.h"
 
@@ -44,7 +46,9 @@ struct TrainConfig {
   std::int64_t batch = 256;      // global: samples per optimiser step over all workers (sync) / per push x workers (async)
   int microBatches = 1;          // gradient accumulation: each worker's batch is split into this many
   std::int64_t maxStepsPerEpoch = 0;  // 0: the whole epoch
-  std::vector<std::int64_t> widths{784, 256, 128, 10};
+  std::vector<std::int64_t> widths{784, 256, 128, 10};  // the implemented MLP (--layers)
+  std::string model = "mlp";     // --model: "mlp", or a preset adding synthetic tensors (model/synthetic.h)
+  ComputeModel compute;          // --compute-model: the emulated device (none: CPU time)
   SgdConfig sgd;
   std::uint64_t seed = 1;        // model initialisation and sampler shuffle
   Remainder remainder = Remainder::Pad;
