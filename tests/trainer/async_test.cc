@@ -151,6 +151,23 @@ TEST(ParameterServer, CountsStalenessAndCompensatesDelays) {
   EXPECT_EQ(ps.version(), 2);
 }
 
+TEST(ParameterServer, AdaptiveDcScalesLambdaByTheGradientsRootMeanSquare) {
+  const SgdConfig plain{2.0F, 0.0F, 0.0F};
+  ParameterServer ps({1.0F}, plain, 0.5F, 0.5F, /*dcAdaptive=*/true);  // a unit step
+  std::vector<float> a(1), b(1);
+  const auto va = ps.pull(a).version;
+  const auto vb = ps.pull(b).version;
+  ps.push(std::vector<float>{0.5F}, a, va);  // w = 0.5; ms = 0.05 * 0.25
+  // ms = 0.95 * 0.0125 + 0.05 * 1 = 0.061875; lambda = 0.5 / sqrt(ms + 1e-7); g' = 1 + lambda * 1 * (0.5 - 1)
+  const double ms = 0.95 * 0.0125 + 0.05;
+  const double g = 1.0 + 0.5 / std::sqrt(ms + 1e-7) * (0.5 - 1.0);
+  EXPECT_EQ(ps.push(std::vector<float>{1.0F}, b, vb).staleness, 1);
+  EXPECT_NEAR(ps.snapshot()[0], 0.5 - g, 1e-5);
+  TrainConfig c = tinyConfig(Mode::Async, 2, 32);
+  c.async.dcAdaptive = true;  // without a lambda to scale: refused
+  EXPECT_THROW(validate(c), InvalidArgument);
+}
+
 TEST(Async, SspGapNeverExceedsTheBound) {
   // The documented bound: no worker more than S pushes ahead of the slowest (it was S + 1).
   const DataSplit data = tinyData(2048, 64);

@@ -114,7 +114,8 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
   checkModelFitsData(model.layout(), data);
   std::vector<float> initial(static_cast<std::size_t>(model.layout().parameterCount()));
   model.initialize(initial, config.seed);
-  ParameterServer server(std::move(initial), config.sgd, config.async.dcLambda, 1.0F / static_cast<float>(config.workers));
+  ParameterServer server(std::move(initial), config.sgd, config.async.dcLambda, 1.0F / static_cast<float>(config.workers),
+                         config.async.dcAdaptive);
   SspClock ssp(config.workers, config.async.sspBound);
   const RunClock clock;
   // As many batches per epoch as sync's static shards hold, so the two modes see the same samples.

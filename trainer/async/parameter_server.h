@@ -3,6 +3,9 @@
 // step and bumps the version; the staleness of a push is the number of updates applied between its
 // pull and its push. With DC-ASGD (Zheng et al., 2017) the stale gradient is compensated first:
 //   g' = g + lambda * g (.) g (.) (w_now - w_pulled)
+// and with its adaptive form DC-ASGD-a (same paper) lambda is divided, element by element, by the root
+// of a moving mean square of the gradients pushed so far:
+//   ms = m * ms + (1 - m) * g (.) g  (every push, m = kDcMeanSquareMomentum);  lambda_i = lambda / sqrt(ms_i + eps)
 // The copy is guarded by one mutex: a pull or push is a ~1 MB copy or update, short next to a step.
 #pragma once
 
@@ -29,7 +32,10 @@ class ParameterServer {
  public:
   // Each push applies lr x gradScale x g (gradScale = 1/workers: N pushes of batch/N samples move
   // the weights about as far as one synchronous step of the whole batch).
-  ParameterServer(std::vector<float> initial, SgdConfig sgd, float dcLambda, float gradScale = 1.0F);
+  ParameterServer(std::vector<float> initial, SgdConfig sgd, float dcLambda, float gradScale = 1.0F,
+                  bool dcAdaptive = false);
+  static constexpr float kDcMeanSquareMomentum = 0.95F;
+  static constexpr float kDcEpsilon = 1e-7F;
 
   PullResult pull(std::span<float> out);
   // grads: the worker's mean gradient; pulled: the parameters it was computed at (for DC-ASGD).
@@ -45,6 +51,8 @@ class ParameterServer {
   float dcLambda_;
   float gradScale_;
   std::vector<float> compensated_;
+  bool dcAdaptive_;
+  std::vector<float> meanSquare_;  // DC-ASGD-a: moving mean of g (.) g
   std::int64_t version_ = 0;
 };
 

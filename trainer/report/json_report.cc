@@ -40,6 +40,7 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
           {"first_bucket_bytes", c.sync.firstBucketBytes},
           {"overlap", c.sync.overlap},
           {"dc_lambda", c.async.dcLambda},
+          {"dc_adaptive", c.async.dcAdaptive},
           {"ssp", c.async.sspBound},
           {"straggler", straggler}};
 }

@@ -53,6 +53,8 @@ void validate(const TrainConfig& c) {
   checkHyperParameters(c);
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");
+  if (c.async.dcAdaptive && !(c.async.dcLambda > 0.0F))
+    throw InvalidArgument("--dc-adaptive needs --dc-lambda > 0 (it scales that lambda)");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
   if (c.mode == Mode::Async && c.compute.active())
     throw InvalidArgument("--compute-model applies to --mode sync only (async's push order is decided by real time, "
