@@ -116,6 +116,7 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
   model.initialize(initial, config.seed);
   ParameterServer server(std::move(initial), config.sgd, config.async.dcLambda, 1.0F / static_cast<float>(config.workers),
                          config.async.dcAdaptive);
+  server.forceStaleness(config.async.forcedStaleness);
   SspClock ssp(config.workers, config.async.sspBound);
   const RunClock clock;
   // As many batches per epoch as sync's static shards hold, so the two modes see the same samples.

@@ -23,11 +23,23 @@ ParameterServer::ParameterServer(std::vector<float> initial, SgdConfig sgd, floa
       compensated_(dcLambda > 0.0F ? params_.size() : 0), dcAdaptive_(dcAdaptive && dcLambda > 0.0F),
       meanSquare_(dcAdaptive_ ? params_.size() : 0) {}
 
+void ParameterServer::forceStaleness(int k) {
+  if (k < 0) throw InvalidArgument("forced staleness must be >= 0");
+  std::lock_guard lock(mutex_);
+  forcedStaleness_ = k;
+  history_.clear();
+  if (k > 0) history_.emplace_back(version_, params_);
+}
+
 PullResult ParameterServer::pull(std::span<float> out) {
   if (out.size() != params_.size()) throw InvalidArgument("ParameterServer::pull: wrong parameter count");
   const auto t = std::chrono::steady_clock::now();
   std::lock_guard lock(mutex_);
   const std::int64_t waited = sinceNs(t);
+  if (forcedStaleness_ > 0) {  // the oldest kept version: version_ - K once K updates were applied
+    std::copy(history_.front().second.begin(), history_.front().second.end(), out.begin());
+    return {history_.front().first, waited};
+  }
   std::copy(params_.begin(), params_.end(), out.begin());
   return {version_, waited};
 }
@@ -52,6 +64,17 @@ PushResult ParameterServer::push(std::span<const float> grads, std::span<const f
     sgd_.step(params_, grads, gradScale_);
   }
   ++version_;
+  if (forcedStaleness_ > 0) {
+    if (static_cast<int>(history_.size()) > forcedStaleness_) {  // reuse the oldest buffer
+      auto oldest = std::move(history_.front());
+      history_.pop_front();
+      oldest.first = version_;
+      std::copy(params_.begin(), params_.end(), oldest.second.begin());
+      history_.push_back(std::move(oldest));
+    } else {
+      history_.emplace_back(version_, params_);
+    }
+  }
   return {staleness, waited};
 }
 

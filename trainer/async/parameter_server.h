@@ -10,6 +10,8 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <utility>
 #include <mutex>
 #include <span>
 #include <vector>
@@ -34,6 +36,10 @@ class ParameterServer {
   // the weights about as far as one synchronous step of the whole batch).
   ParameterServer(std::vector<float> initial, SgdConfig sgd, float dcLambda, float gradScale = 1.0F,
                   bool dcAdaptive = false);
+  // Forced staleness (--forced-staleness K): every pull returns the parameters as they were K updates
+  // ago (the initial ones while fewer than K were applied) with that version, so each gradient is
+  // computed K updates stale whatever the scheduling; 0 = off. Keeps the last K versions.
+  void forceStaleness(int k);
   static constexpr float kDcMeanSquareMomentum = 0.95F;
   static constexpr float kDcEpsilon = 1e-7F;
 
@@ -53,6 +59,8 @@ class ParameterServer {
   std::vector<float> compensated_;
   bool dcAdaptive_;
   std::vector<float> meanSquare_;  // DC-ASGD-a: moving mean of g (.) g
+  int forcedStaleness_ = 0;
+  std::deque<std::pair<std::int64_t, std::vector<float>>> history_;  // (version, parameters), oldest first
   std::int64_t version_ = 0;
 };
 

@@ -18,7 +18,7 @@ namespace {
 // ignored (sync has no parameter server, async no allreduce).
 void refuseOptionsWithoutEffect(const CLI::App& app, Mode mode) {
   const bool sync = mode == Mode::Sync;
-  const auto ignored = sync ? std::vector<std::string>{"--dc-lambda", "--dc-adaptive", "--ssp"}
+  const auto ignored = sync ? std::vector<std::string>{"--dc-lambda", "--dc-adaptive", "--ssp", "--forced-staleness"}
                             : std::vector<std::string>{"--bucket", "--first-bucket", "--no-overlap", "--algo", "--backend"};
   for (const std::string& flag : ignored)
     if (app.count(flag) > 0)
@@ -75,6 +75,8 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_flag("--no-overlap", noOverlap, "start allreduces only after the whole backward");
   app.add_option("--dc-lambda", t.async.dcLambda, "DC-ASGD compensation lambda (async; 0: off)")->capture_default_str();
   app.add_flag("--dc-adaptive", t.async.dcAdaptive, "DC-ASGD-a: lambda / sqrt(moving mean square of g) (async)");
+  app.add_option("--forced-staleness", t.async.forcedStaleness,
+                 "async: every pull returns the parameters K updates old (0: off)")->capture_default_str();
   app.add_option("--ssp", t.async.sspBound, "SSP staleness bound (async; -1: none)")->capture_default_str();
   app.add_option("--straggler", straggler, "RANK:compute=FACTOR, e.g. 1:compute=1.4 (40% slower compute; 1:1.4 also)");
   app.add_option("-J,--json", o.output.jsonPath, "write results as JSON");

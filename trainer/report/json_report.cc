@@ -41,6 +41,7 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
           {"overlap", c.sync.overlap},
           {"dc_lambda", c.async.dcLambda},
           {"dc_adaptive", c.async.dcAdaptive},
+          {"forced_staleness", c.async.forcedStaleness},
           {"ssp", c.async.sspBound},
           {"straggler", straggler}};
 }

@@ -16,7 +16,8 @@ void printHeader(std::ostream& out, const TrainConfig& c, const std::string& dat
     fmt::print(out, "backend {}, algo {}, buckets {}/{} bytes, overlap {}", name(c.sync.backend),
                plan::name(c.sync.algorithm), c.sync.firstBucketBytes, c.sync.bucketBytes, c.sync.overlap ? "on" : "off");
   else
-    fmt::print(out, "dc-lambda {}{}, ssp {}", c.async.dcLambda, c.async.dcAdaptive ? " (adaptive)" : "", c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
+    fmt::print(out, "dc-lambda {}{}, forced staleness {}, ssp {}", c.async.dcLambda, c.async.dcAdaptive ? " (adaptive)" : "",
+               c.async.forcedStaleness, c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
   fmt::print(out, "; straggler {}\n", format(c.straggler));
   const ModelInfo m = describeModel(c);
   if (m.syntheticParameters > 0)

@@ -55,6 +55,9 @@ void validate(const TrainConfig& c) {
     throw InvalidArgument("bucket sizes must be at least one float");
   if (c.async.dcAdaptive && !(c.async.dcLambda > 0.0F))
     throw InvalidArgument("--dc-adaptive needs --dc-lambda > 0 (it scales that lambda)");
+  constexpr int kMaxForcedStaleness = 1000;
+  if (c.async.forcedStaleness < 0 || c.async.forcedStaleness > kMaxForcedStaleness)
+    throw InvalidArgument("--forced-staleness must be in [0, 1000]");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
   if (c.mode == Mode::Async && c.compute.active())
     throw InvalidArgument("--compute-model applies to --mode sync only (async's push order is decided by real time, "

@@ -37,7 +37,8 @@ struct SyncConfig {
 struct AsyncConfig {
   float dcLambda = 0.0F;  // DC-ASGD: g + lambda * g * g * (w_now - w_pulled); 0 = plain ASGD
   bool dcAdaptive = false;  // DC-ASGD-a: lambda / sqrt(mean square of g) per element (async/parameter_server.h)
-  int sspBound = -1;      // SSP: a worker may run at most this many pushes ahead of the slowest; -1 = none
+  int sspBound = -1;
+  int forcedStaleness = 0;  // every pull returns the parameters K updates old (parameter_server.h); 0 = off      // SSP: a worker may run at most this many pushes ahead of the slowest; -1 = none
 };
 
 struct TrainConfig {
