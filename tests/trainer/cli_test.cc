@@ -85,7 +85,7 @@ TEST(Options, RejectsBadFlagsWithInvalidArgument) {
       {"--compute-model", "0"},
       {"--compute-model", "nan"},
       {"--compute-model", "-5"},
-      {"--mode", "async", "--compute-model", "h100"},  // async's push order is real time
+      {"--mode", "async", "--compute-model", "h100", "--ssp", "2"},  // SSP waits on real progress
       {"--mode", "async", "--model", "resnet50"},
       {"--data", "imagenet"},
       {"--remainder", "keep"},

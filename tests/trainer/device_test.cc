@@ -3,6 +3,7 @@
 // allreduced like real ones.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 #include <vector>
@@ -18,6 +19,7 @@
 #include "trainer/report/model_info.h"
 #include "trainer/sync/buckets.h"
 #include "trainer/sync/sync_trainer.h"
+#include "trainer/async/async_trainer.h"
 
 namespace cclab::trainer {
 namespace {
@@ -140,13 +142,55 @@ TEST(Device, SyntheticGradientsAreAllreducedLikeRealOnes) {
   EXPECT_EQ(r.allreducedBytes, workerSteps * m.gradientBytes);
 }
 
-TEST(Device, ComputeModelAndPresetsAreSyncOnly) {
+TEST(Device, PresetsAreSyncOnlyAndAsyncEmulationRefusesSsp) {
   TrainConfig c = tinyConfig(Mode::Async, 2, 32);
   c.compute = parseComputeModel("h100");
+  EXPECT_NO_THROW(validate(c));
+  c.async.sspBound = 2;
   EXPECT_THROW(validate(c), InvalidArgument);
+  c.async.sspBound = -1;
   c.compute = {};
   c.model = "bert-base";
   EXPECT_THROW(validate(c), InvalidArgument);
+}
+
+// Async on the emulated device: pushes in emulated-clock order, compute FLOPs / rate, the run timed on
+// the emulated clock; a straggler at factor F makes 1/F as many pushes.
+TEST(Device, AsyncOnTheEmulatedDeviceFollowsTheEmulatedClock) {
+  const DataSplit data = tinyData(1024, 64);
+  TrainConfig c = tinyConfig(Mode::Async, 3, 48);
+  c.epochs = 1;
+  c.compute = parseComputeModel("0.000001");  // compute (~10 ms modelled) >> the real pull and push copies
+  const RunResult r = runAsync(c, data);
+  const double wantNs = describeModel(c).stepFlopsPerWorker / 1e6 * 1e9;
+  ASSERT_GT(r.staleness.total(), 9);
+  std::vector<std::int64_t> pushes(3, 0);
+  for (const StepRecord& s : r.steps) {
+    EXPECT_NEAR(static_cast<double>(s.computeNs), wantNs, 1.0);
+    EXPECT_EQ(s.computeNs + s.waitNs + s.exposedCommNs, s.stepNs());
+    ++pushes[static_cast<std::size_t>(s.rank)];
+  }
+  // Each pull-to-push interval is one modelled step long, so it holds about one push of each other
+  // worker: between 1 and workers - 1 = 2 (equal workers run nearly in lock-step; whether another's push
+  // falls between a worker's own push and its next pull is decided by the real, microsecond copy times).
+  double staleness = 0.0;
+  for (const StepRecord& s : r.steps) staleness += static_cast<double>(s.staleness);
+  staleness /= static_cast<double>(r.steps.size());
+  EXPECT_GE(staleness, 0.9);
+  EXPECT_LE(staleness, 2.1);
+  // The run is timed on the emulated clock: each worker's pushes follow each other one modelled step
+  // (plus its real copies) apart, so the epoch lasts at least the busiest worker's steps x the step.
+  const auto most = *std::max_element(pushes.begin(), pushes.end());
+  EXPECT_GE(r.trainTimeS * 1e9, static_cast<double>(most) * wantNs);
+  EXPECT_LT(r.trainTimeS * 1e9, static_cast<double>(most + 1) * wantNs * 1.1);
+  EXPECT_LT(r.wallTrainTimeS, r.trainTimeS);
+  EXPECT_LE(*std::max_element(pushes.begin(), pushes.end()) - *std::min_element(pushes.begin(), pushes.end()), 1);
+  c.straggler = {.rank = 0, .computeFactor = 2.0};
+  const RunResult s = runAsync(c, data);
+  std::vector<std::int64_t> p(3, 0);
+  for (const StepRecord& x : s.steps) ++p[static_cast<std::size_t>(x.rank)];
+  EXPECT_LT(p[0], p[1]);  // half the speed: about half the pushes
+  EXPECT_NEAR(static_cast<double>(p[0]) / static_cast<double>(p[1]), 0.5, 0.2);
 }
 
 }  // namespace

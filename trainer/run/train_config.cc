@@ -59,9 +59,9 @@ void validate(const TrainConfig& c) {
   if (c.async.forcedStaleness < 0 || c.async.forcedStaleness > kMaxForcedStaleness)
     throw InvalidArgument("--forced-staleness must be in [0, 1000]");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
-  if (c.mode == Mode::Async && c.compute.active())
-    throw InvalidArgument("--compute-model applies to --mode sync only (async's push order is decided by real time, "
-                          "which an accounted device clock cannot reorder)");
+  if (c.mode == Mode::Async && c.compute.active() && c.async.sspBound >= 0)
+    throw InvalidArgument("--ssp cannot be combined with --compute-model (the emulated clock orders the pushes; SSP "
+                          "would wait on real progress)");
   if (c.mode == Mode::Async && c.model != "mlp")
     throw InvalidArgument("--model " + c.model + " applies to --mode sync only (the parameter server has no synthetic tensors)");
   (void)modelPreset(c.model);  // throws for an unknown preset
