@@ -87,7 +87,18 @@ std::uint64_t LlExecutor::progress() const {
   return sum;
 }
 
+void LlExecutor::recordArrivals(RankState& st) const {
+  for (const auto& [call, when] : st.unrecorded) arrivals_.record(static_cast<int>(&st - ranks_.get()), call, when);
+  st.unrecorded.clear();
+}
+
+ArrivalStats LlExecutor::arrivalStats() const {
+  for (int r = 0; r < nranks_; ++r) recordArrivals(ranks_[static_cast<std::size_t>(r)]);
+  return arrivals_.stats();
+}
+
 void LlExecutor::resetArrivals() {
+  for (int r = 0; r < nranks_; ++r) ranks_[static_cast<std::size_t>(r)].unrecorded.clear();
   std::uint32_t next = 0;  // the highest call number any rank has started
   for (int r = 0; r < nranks_; ++r) {
     const std::uint32_t started = ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
@@ -189,7 +200,12 @@ class LlExecutor::RankRun {
         case plan::OpKind::ReduceAll: reduceAll(op, src, dst, bytes, elems); break;
       }
     }
-    recordArrival();
+    // A rank that never waited records its arrival later (at its next wait, or in a batch): the log's
+    // shared counters would otherwise sit between its last op and the end of the call.
+    if (!recorded_) {
+      st_.unrecorded.push_back({call_, arrival_});
+      if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
+    }
     flushWakes();
   }
 
@@ -209,6 +225,8 @@ class LlExecutor::RankRun {
     return v.data();
   }
 
+  // Counted only by waits that outlast the spin: a call that keeps moving without them ends in µs, and
+  // the watchdog's reads then find the counters where they were (no cache line moves per call).
   void bumpProgress() { st_.progress.store(st_.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   void send(const plan::Op& op, const std::byte* src, std::size_t bytes) {
@@ -216,7 +234,6 @@ class LlExecutor::RankRun {
     if (!c.hasRoom(bytes)) wait([&] { return c.hasRoom(bytes); }, c.acked(), op.peer, "room in its ring to");
     c.write(src, bytes);
     st_.sent.push_back(&c);
-    bumpProgress();
   }
 
   // Copies the next message from `peer` on `channel` (of `bytes`) to dst.
@@ -231,7 +248,6 @@ class LlExecutor::RankRun {
     }
     c.finishRead(bytes);
     st_.read.push_back(&c);
-    bumpProgress();
   }
 
   // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, folded left in rank order (v_rank = src).
@@ -255,7 +271,8 @@ class LlExecutor::RankRun {
   void recordArrival() {
     if (recorded_) return;
     recorded_ = true;
-    ex_.arrivals_.record(rank_, call_, arrival_);
+    st_.unrecorded.push_back({call_, arrival_});
+    ex_.recordArrivals(st_);
   }
 
   // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
@@ -293,7 +310,10 @@ class LlExecutor::RankRun {
     const auto yieldEnd = Clock::now() + kYieldFor;
     for (;;) {
       const std::uint32_t seen = word.value.load(std::memory_order_acquire);
-      if (ready()) return;
+      if (ready()) {
+        bumpProgress();
+        return;
+      }
       if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
       const auto now = Clock::now();
       if (now >= deadline) timedOut(peer, what);

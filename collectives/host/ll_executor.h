@@ -22,6 +22,7 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "collectives/host/arrival_log.h"
@@ -64,17 +65,21 @@ class LlExecutor {
 
   [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
   void abort(const std::string& why) { fail(why); }
-  [[nodiscard]] std::uint64_t progress() const;  // grows with every message sent or read
-  [[nodiscard]] ArrivalStats arrivalStats() const { return arrivals_.stats(); }
+  [[nodiscard]] std::uint64_t progress() const;  // grows with every wait that outlasts the spin
+  // Between calls only (as ArrivalLog): both first put the arrivals ranks still hold back into the log.
+  [[nodiscard]] ArrivalStats arrivalStats() const;
   void resetArrivals();
 
  private:
   struct alignas(64) RankState {
     std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
-    std::atomic<std::uint64_t> progress{0};   // messages sent or read (written by the rank only)
+    std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
     std::vector<std::byte> acc, incoming;     // ReduceAll's accumulator, a received message
     std::vector<LlConnection*> sent, read;    // connections whose waiters may need a wake-up
+    std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
   };
+  // Most arrivals a rank holds back from the log (far below its window of 2 x nranks + 64 calls).
+  static constexpr std::size_t kMaxUnrecorded = 16;
   class RankRun;
 
   LlConnection& connection(int channel, int from, int to);
@@ -83,6 +88,7 @@ class LlExecutor {
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
   void delayStart(int rank, const std::string& where, const RunOptions& options);
   bool pauseUntil(Clock::time_point until);
+  void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
 
   int nranks_;
   std::chrono::nanoseconds spin_;
@@ -92,7 +98,7 @@ class LlExecutor {
   std::unique_ptr<RankState[]> ranks_;
   std::atomic<bool> aborted_{false};
   WaitWord abortWord_;
-  ArrivalLog arrivals_;
+  mutable ArrivalLog arrivals_;  // arrivalStats() first records what ranks held back
   std::mutex reasonMutex_;
   std::string reason_;
 };
