@@ -4,8 +4,10 @@
 // spinning waits each hand-off is one cache-line transfer between cores (plus a load and a store); with
 // more threads than cores and yielding waits it is a context switch (what a rank pays on this 2-core
 // machine at 4 ranks).
-//   line_pingpong [-t THREADS] [-n HANDOFFS] [-w spin|yield]      (defaults: 2, 1000000, spin)
+//   line_pingpong [-t THREADS] [-n HANDOFFS] [-w spin|yield] [--bind]   (defaults: 2, 1000000, spin)
+// --bind pins thread t to CPU t mod cores (as mpirun binds its processes).
 // Prints one line: "line_pingpong threads=2 wait=spin handoffs=1000000 ns_per_handoff=75.3".
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
@@ -13,6 +15,9 @@
 #include <string>
 #include <thread>
 #include <vector>
+
+#include <pthread.h>
+#include <sched.h>
 
 #include "bench/report/cli.h"
 #include "bench/report/usage_error.h"
@@ -25,6 +30,7 @@ struct PingOptions {
   int threads = 2;
   std::int64_t handoffs = 1000000;
   bool yield = false;
+  bool bind = false;
 };
 
 struct alignas(64) Line {
@@ -36,6 +42,12 @@ double nsPerHandoff(const PingOptions& o) {
   const auto t = static_cast<std::uint64_t>(o.threads);
   const auto total = static_cast<std::uint64_t>(o.handoffs);
   auto body = [&](std::uint64_t me) {
+    if (o.bind) {
+      cpu_set_t set;
+      CPU_ZERO(&set);
+      CPU_SET(static_cast<unsigned>(me) % std::max(1U, std::thread::hardware_concurrency()), &set);
+      pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+    }
     for (std::uint64_t v = me; v < total; v += t) {
       while (line.value.load(std::memory_order_acquire) != v) {
         if (o.yield)
@@ -70,6 +82,7 @@ int main(int argc, char** argv) {
     if (v != "spin" && v != "yield") throw UsageError("--wait must be spin or yield, got '" + std::string(v) + "'");
     o.yield = v == "yield";
   });
+  cli.addSwitch('\0', "bind", "pin thread t to CPU t mod cores", [&] { o.bind = true; });
   cli.addSwitch('h', "help", "print this help", [&] { help = true; });
   try {
     cli.parse(argc, argv);

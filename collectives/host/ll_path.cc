@@ -6,6 +6,10 @@
 #include <cstdlib>
 #include <string>
 #include <string_view>
+#include <thread>
+
+#include <pthread.h>
+#include <sched.h>
 
 namespace cclab::host {
 namespace {
@@ -22,6 +26,28 @@ std::size_t llMaxBytesFromEnvironment(std::size_t fallback) {
     throw InvalidArgument("CCLAB_LL_MAX_BYTES='" + std::string(text) + "': expected whole bytes in [0, " +
                           std::to_string(kLlMaxBytesLimit) + "]");
   return static_cast<std::size_t>(bytes);
+}
+
+bool bindRanksFromEnvironment() {
+  const char* env = std::getenv("CCLAB_BIND_RANKS");
+  if (env == nullptr || std::string_view(env) == "0") return false;
+  if (std::string_view(env) == "1") return true;
+  throw InvalidArgument("CCLAB_BIND_RANKS='" + std::string(env) + "': expected 0 or 1");
+}
+
+namespace {
+void bindToCpu(int rank) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(rank) % cores, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a refusal leaves it unbound
+}
+}  // namespace
+
+std::chrono::nanoseconds llSpin(int nranks) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  return spinFromEnvironment(static_cast<unsigned>(nranks) <= cores ? kLlSpinWhenCoresSuffice : std::chrono::nanoseconds(0));
 }
 
 LlPath::LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes, LlConfig config)
@@ -52,6 +78,10 @@ bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, Ran
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
   if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  if (bind_ && !cache.bound) {
+    bindToCpu(rank);
+    cache.bound = true;
+  }
   const Entry& entry = entryFor(cache, {args.collective, algo, args.count, args.root, elem});
   if (!entry.plan) return false;
   const plan::Plan& plan = *entry.plan;
