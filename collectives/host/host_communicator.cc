@@ -19,7 +19,7 @@ namespace {
 class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
-      : executor_(nranks), ll_(nranks, llSpin(nranks)), scratch_(static_cast<std::size_t>(nranks)),
+      : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
         pool_(nranks, [this](int r) { runRank(r, *job_.args, job_.buffers[static_cast<std::size_t>(r)], *job_.options); },
               executor_.spin()) {}
 

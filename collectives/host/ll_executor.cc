@@ -13,11 +13,10 @@
 namespace cclab::host {
 namespace {
 
-// Without a spin (more ranks than cores) a wait yields this long before it sleeps (as wait.h: waking a
-// sleeping vCPU here costs ~200 µs); with one it sleeps right after the spin: a yield on a loaded core
-// hands the core to another process until the next tick, and a rank that came back late makes its
-// peers spin out too, call after call. A sleep lasts at most kMaxSleep before it re-checks abort and
-// the deadline.
+// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU here
+// costs ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
+// (A longer spin was tried: on a loaded machine, where two unbound rank threads may share one core,
+// a 1 ms spin made an 8-byte call take 5 ms instead of 0.1-0.4 ms; docs/results/cpu-peers.md.)
 constexpr std::chrono::milliseconds kYieldFor{2};
 constexpr std::chrono::milliseconds kMaxSleep{20};
 constexpr int kChecksPerClockRead = 64;
@@ -310,7 +309,7 @@ class LlExecutor::RankRun {
         if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
       } while (Clock::now() < spinEnd);
     }
-    const auto yieldEnd = ex_.spin_.count() > 0 ? Clock::time_point{} : Clock::now() + kYieldFor;
+    const auto yieldEnd = Clock::now() + kYieldFor;
     for (;;) {
       const std::uint32_t seen = word.value.load(std::memory_order_acquire);
       if (ready()) {

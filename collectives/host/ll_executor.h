@@ -9,8 +9,8 @@
 // A plan fits when the messages one call sends on any connection fit in its ring (fits()); then no
 // call can deadlock on a full ring (a sender only waits for the reader to finish an earlier call).
 //
-// Waits and failures as in the slot executor: every wait spins then sleeps on a futex when ranks <=
-// cores (`spin` > 0), yields then sleeps when they outnumber them (`spin` = 0), and after the timeout throws a one-line TimeoutError naming the ranks that
+// Waits and failures as in the slot executor (wait.h): every wait spins for `spin` (the slot executor's:
+// 50 µs with a core per rank, none beyond), yields for 2 ms, then sleeps on a futex; after the timeout it throws a one-line TimeoutError naming the ranks that
 // never arrived at the call and the peer it waited for; the others then abort (no hang) and every
 // later run() throws. A straggler's start delay is honoured and bounded by the same timeout.
 // Arrivals are recorded in an ArrivalLog of this executor's calls (arrival_log.h).

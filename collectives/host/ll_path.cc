@@ -45,11 +45,6 @@ void bindToCpu(int rank) {
 }
 }  // namespace
 
-std::chrono::nanoseconds llSpin(int nranks) {
-  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
-  return spinFromEnvironment(static_cast<unsigned>(nranks) <= cores ? kLlSpinWhenCoresSuffice : std::chrono::nanoseconds(0));
-}
-
 LlPath::LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes, LlConfig config)
     : maxBytes_(maxBytes), executor_(nranks, spin, config),
       caches_(std::make_unique<RankCache[]>(static_cast<std::size_t>(std::max(nranks, 1)))) {}

@@ -28,12 +28,6 @@ inline constexpr std::size_t kLlDefaultMaxBytes = 4096;
 inline constexpr std::size_t kLlMaxBytesLimit = std::size_t{1} << 20;
 std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes);
 
-// How long an LL wait spins before it sleeps: kLlSpinWhenCoresSuffice with a core per rank (longer
-// than the slot executor's 50 µs: an LL call is a few µs, and a wake-up from a futex costs ~200 µs
-// here), none when ranks outnumber cores (a wait then yields, then sleeps); CCLAB_SPIN_US overrides.
-inline constexpr std::chrono::microseconds kLlSpinWhenCoresSuffice{1000};
-std::chrono::nanoseconds llSpin(int nranks);
-
 // CCLAB_BIND_RANKS=1 pins each rank's thread to CPU rank mod cores at its first LL call (as mpirun
 // binds each process to a core by default at 2 ranks): for side-by-side measurements on a loaded
 // machine, where unbound rank threads may share one core. Unset or 0: no binding; else InvalidArgument.
