@@ -159,6 +159,28 @@ inline constexpr std::size_t kAutoTinyBytes = 16 * 1024;
 inline constexpr std::size_t kAutoSmallBytes = 64 * 1024;
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 
+// On the host backend small allreduces run on the LL path (collectives/host/ll_path.h), where a
+// one-step algorithm beats the rule above: auto takes oneshot up to `oneshotBytes` and twoshot up to
+// `twoshotBytes` (largest buffer), at the row of the largest measured rank count <= nranks; above
+// the last row's rank count, above these sizes and on other backends (the CUDA lowering has no
+// ReduceAll yet) the rule above. Both sizes stay within the LL threshold (kLlDefaultMaxBytes), so
+// these calls never reach the slot executor. Measured on this repository's 2-core machine with
+// `CCLAB_BIND_RANKS=1 nice -n -20 bench/ll_crossover --ranks 2 3 4 8 --max 16K --rounds 3`
+// (docs/results/cpu-peers.md, "Small messages: the LL path", 2026-12-03): the sizes where oneshot,
+// then twoshot, stayed the fastest column.
+struct HostAutoSmallRow {
+  int nranks;
+  std::size_t oneshotBytes;
+  std::size_t twoshotBytes;
+};
+inline constexpr HostAutoSmallRow kHostAutoSmall[] = {
+    {2, 0, 0},
+    {3, 0, 0},
+    {4, 0, 0},
+    {8, 0, 0},
+};
+plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks, Backend backend);
+
 // Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the
 // collective has no generator for, a rank out of range).
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);

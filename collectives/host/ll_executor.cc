@@ -242,11 +242,18 @@ class LlExecutor::RankRun {
   void receive(int channel, int peer, std::byte* dst, std::size_t bytes) {
     LlConnection& c = ex_.connection(channel, peer, rank_);
     const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
+    std::uint32_t data = 0;
+    // Wait for the last unit first: the sender writes in order with release stores, so the rest is then
+    // there too (each unit is still checked below). Chasing the writer unit by unit would pull lines
+    // it is still writing back and forth, and make a wait of every unit.
+    if (!c.unitReady(units - 1, data)) wait([&] { return c.unitReady(units - 1, data); }, c.bell(), peer, "data from");
+    const std::size_t full = bytes / kLlDataBytesPerUnit;
     for (std::size_t i = 0; i < units; ++i) {
-      std::uint32_t data = 0;
       if (!c.unitReady(i, data)) wait([&] { return c.unitReady(i, data); }, c.bell(), peer, "data from");
-      const std::size_t at = i * kLlDataBytesPerUnit;
-      std::memcpy(dst + at, &data, std::min(kLlDataBytesPerUnit, bytes - at));
+      if (i < full)
+        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, kLlDataBytesPerUnit);  // constant size: one store
+      else
+        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, bytes - i * kLlDataBytesPerUnit);
     }
     c.finishRead(bytes);
     st_.read.push_back(&c);

@@ -12,11 +12,14 @@ constexpr std::int64_t kMaxRingLines = std::int64_t{1} << 24;  // ring units sta
 }  // namespace
 
 LlConnection::LlConnection(std::int64_t ringLines, std::uint32_t flagPeriod)
-    : lines_(ringLines), ringUnits_(static_cast<std::uint64_t>(ringLines) * kLlUnitsPerLine), period_(flagPeriod) {
+    : lines_(ringLines), ringUnits_(static_cast<std::uint64_t>(ringLines) * kLlUnitsPerLine),
+      periodMask_(std::uint64_t{flagPeriod} - 1) {
   if (ringLines < 1 || ringLines > kMaxRingLines || !std::has_single_bit(static_cast<std::uint64_t>(ringLines)))
     throw InvalidArgument("LL connection: ring of " + std::to_string(ringLines) +
                           " lines (need a power of two in [1, 2^24])");
-  if (flagPeriod < 2) throw InvalidArgument("LL connection: flag period must be >= 2, got " + std::to_string(flagPeriod));
+  if (flagPeriod < 2 || !std::has_single_bit(flagPeriod) || flagPeriod > kLlMaxFlagPeriod)
+    throw InvalidArgument("LL connection: flag period " + std::to_string(flagPeriod) +
+                          " (need a power of two in [2, 2^31])");
   ringShift_ = std::countr_zero(ringUnits_);
   lineMask_ = static_cast<std::uint64_t>(ringLines) - 1;
   ring_ = std::make_unique<LlLine[]>(static_cast<std::size_t>(ringLines));
@@ -45,9 +48,9 @@ void LlConnection::write(const std::byte* src, std::size_t bytes) {
     for (std::size_t j = 0; j < kLlUnitsPerLine; ++j, done += kLlDataBytesPerUnit) {
       std::uint32_t data = 0;
       if (done + kLlDataBytesPerUnit <= bytes)
-        std::memcpy(&data, src + done, kLlDataBytesPerUnit);
+        std::memcpy(&data, src + done, kLlDataBytesPerUnit);  // constant size: one load
       else if (done < bytes)
-        std::memcpy(&data, src + done, bytes - done);
+        for (std::size_t b = 0; b < bytes - done; ++b) data |= std::uint32_t{std::to_integer<std::uint8_t>(src[done + b])} << (8 * b);
       dst.units[j].store(flag | data, std::memory_order_release);
     }
   }

@@ -8,7 +8,7 @@
 // (padding units carry zero data), so every unit of the ring is rewritten once per lap.
 //
 // Flags are sequence numbers of laps: the unit at absolute position u (units since the connection
-// began) carries flag (u / ringUnits) mod P + 1, P the flag period (2 <= P <= 2^32 - 1). What a
+// began) carries flag (u / ringUnits) mod P + 1, P the flag period (a power of two, 2 <= P <= 2^31). What a
 // reader finds there before the sender rewrites it is the previous lap's flag, (or 0 before the first
 // lap), never the one it waits for, so buffers are reused without resets; P only has to be >= 2, and
 // tests force P = 2 to exercise the wrap.
@@ -33,7 +33,7 @@ namespace cclab::host {
 inline constexpr std::size_t kLlUnitsPerLine = 8;
 inline constexpr std::size_t kLlDataBytesPerUnit = 4;
 inline constexpr std::size_t kLlDataBytesPerLine = kLlUnitsPerLine * kLlDataBytesPerUnit;  // 32 of 64
-inline constexpr std::uint32_t kLlMaxFlagPeriod = 0xFFFFFFFFU;  // flags 1 .. 2^32 - 1; 0 = never written
+inline constexpr std::uint32_t kLlMaxFlagPeriod = 0x80000000U;  // flags 1 .. 2^31; 0 = never written
 
 struct alignas(64) LlLine {
   std::atomic<std::uint64_t> units[kLlUnitsPerLine];
@@ -47,7 +47,8 @@ constexpr std::int64_t llLinesFor(std::size_t bytes) {
 
 class LlConnection {
  public:
-  // ringLines a power of two in [1, 2^24]; 2 <= flagPeriod. Throws InvalidArgument otherwise.
+  // ringLines a power of two in [1, 2^24]; flagPeriod a power of two in [2, 2^31] (a mask, not a division,
+  // per unit). Throws InvalidArgument otherwise.
   LlConnection(std::int64_t ringLines, std::uint32_t flagPeriod);
 
   [[nodiscard]] std::int64_t ringLines() const { return lines_; }
@@ -75,7 +76,7 @@ class LlConnection {
 
  private:
   [[nodiscard]] std::uint32_t flagAt(std::uint64_t unit) const {
-    return static_cast<std::uint32_t>((unit >> ringShift_) % period_) + 1;
+    return static_cast<std::uint32_t>((unit >> ringShift_) & periodMask_) + 1;
   }
   [[nodiscard]] LlLine& line(std::uint64_t unit) const {
     return ring_[static_cast<std::size_t>((unit / kLlUnitsPerLine) & lineMask_)];
@@ -85,7 +86,7 @@ class LlConnection {
   std::uint64_t ringUnits_;
   int ringShift_;          // ringUnits_ = 1 << ringShift_
   std::uint64_t lineMask_;  // lines_ - 1
-  std::uint64_t period_;
+  std::uint64_t periodMask_;  // flag period - 1
   std::unique_ptr<LlLine[]> ring_;
   WaitWord bell_;   // bumped when a message arrives and a reader sleeps
   WaitWord acked_;  // units read, mod 2^32 (written by the reader)

@@ -67,16 +67,16 @@ const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
 
 bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
                  const CollectiveOptions& options) {
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  if (bind_ && !cache.bound) {  // every call passes here first, LL or not
+    bindToCpu(rank);
+    cache.bound = true;
+  }
   if (maxBytes_ == 0) return false;
   const std::size_t elem = sizeOf(args.type);
   const int p = executor_.nranks();
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
   if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
-  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
-  if (bind_ && !cache.bound) {
-    bindToCpu(rank);
-    cache.bound = true;
-  }
   const Entry& entry = entryFor(cache, {args.collective, algo, args.count, args.root, elem});
   if (!entry.plan) return false;
   const plan::Plan& plan = *entry.plan;

@@ -28,7 +28,7 @@ inline constexpr std::size_t kLlDefaultMaxBytes = 4096;
 inline constexpr std::size_t kLlMaxBytesLimit = std::size_t{1} << 20;
 std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes);
 
-// CCLAB_BIND_RANKS=1 pins each rank's thread to CPU rank mod cores at its first LL call (as mpirun
+// CCLAB_BIND_RANKS=1 pins each rank's thread to CPU rank mod cores at its first call (as mpirun
 // binds each process to a core by default at 2 ranks): for side-by-side measurements on a loaded
 // machine, where unbound rank threads may share one core. Unset or 0: no binding; else InvalidArgument.
 bool bindRanksFromEnvironment();

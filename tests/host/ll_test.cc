@@ -78,7 +78,9 @@ TEST(LlLines, BadRingSizesAndFlagPeriodsAreRefused) {
   EXPECT_THROW(LlConnection(0, 2), InvalidArgument);
   EXPECT_THROW(LlConnection(3, 2), InvalidArgument);  // not a power of two
   EXPECT_THROW(LlConnection(4, 1), InvalidArgument);  // flags would never change
+  EXPECT_THROW(LlConnection(4, 3), InvalidArgument);  // not a power of two
   EXPECT_THROW(LlExecutor(2, std::chrono::nanoseconds(0), LlConfig{6, 2}), InvalidArgument);
+  EXPECT_NO_THROW(LlConnection(1, kLlMaxFlagPeriod));
 }
 
 // ---- oneshot / twoshot on random data ----
@@ -505,3 +507,36 @@ TEST(LlPath, MergedArrivalStatsAddCallsAndLatenessAndMaxTheMaxima) {
 
 }  // namespace
 }  // namespace cclab::host
+
+namespace cclab {
+namespace {
+
+// auto's small-message table: oneshot below twoshot, both inside the LL threshold (so these calls
+// never reach the slot executor), used on the host only and only for measured rank counts.
+TEST(AutoSmallMessages, TheHostTableStaysOnTheLlPathAndOtherBackendsKeepTheOldRule) {
+  std::size_t previous = 0;
+  for (const HostAutoSmallRow& row : kHostAutoSmall) {
+    EXPECT_LE(row.oneshotBytes, row.twoshotBytes) << row.nranks;
+    EXPECT_LE(row.twoshotBytes, host::kLlDefaultMaxBytes) << row.nranks;
+    EXPECT_GT(static_cast<std::size_t>(row.nranks), previous) << "rows in rank order";
+    previous = static_cast<std::size_t>(row.nranks);
+  }
+  for (const HostAutoSmallRow& row : kHostAutoSmall) {
+    CollectiveArgs a{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+    if (row.oneshotBytes >= 4) {
+      EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Host), plan::Algorithm::OneShot);
+    }
+    EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Cuda), autoAlgorithm(a, row.nranks));
+    a.count = static_cast<std::int64_t>(row.twoshotBytes / 4) + 1;  // just above the table
+    EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Host), autoAlgorithm(a, row.nranks));
+    a.collective = plan::Collective::ReduceScatter;
+    a.count = 1;
+    EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Host), plan::Algorithm::Ring);
+  }
+  const int beyond = kHostAutoSmall[std::size(kHostAutoSmall) - 1].nranks + 1;
+  const CollectiveArgs tiny{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+  EXPECT_EQ(autoAlgorithm(tiny, beyond, Backend::Host), autoAlgorithm(tiny, beyond)) << "unmeasured rank count";
+}
+
+}  // namespace
+}  // namespace cclab
