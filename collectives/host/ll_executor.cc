@@ -240,6 +240,7 @@ class LlExecutor::RankRun {
 
   // Copies the next message from `peer` on `channel` (of `bytes`) to dst.
   void receive(int channel, int peer, std::byte* dst, std::size_t bytes) {
+    if (bytes == 0) return;  // an empty message has no units (and was never sent)
     LlConnection& c = ex_.connection(channel, peer, rank_);
     const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
     std::uint32_t data = 0;

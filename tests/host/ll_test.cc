@@ -370,8 +370,8 @@ TEST(LlPath, CallsAboveTheRingCapacityOrTheThresholdAreLeftToTheSlotExecutor) {
 TEST(LlPath, TheCommunicatorRunsBothSidesOfTheThresholdCorrectly) {
   for (int p : {2, 4}) {
     auto comm = makeCommunicator(Backend::Host, {p});
-    for (std::int64_t count : {std::int64_t{1}, std::int64_t{2}, std::int64_t{1023}, std::int64_t{1024},
-                               std::int64_t{1025}, std::int64_t{5000}})
+    const auto edge = static_cast<std::int64_t>(kLlDefaultMaxBytes / sizeof(float));
+    for (std::int64_t count : {std::int64_t{1}, std::int64_t{2}, edge - 1, edge, edge + 1, std::int64_t{5000}})
       for (Algorithm a : {Algorithm::Ring, Algorithm::RecursiveDoubling, Algorithm::Auto}) {
         const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, static_cast<std::uint64_t>(count)};
         const auto n = static_cast<std::size_t>(count);
