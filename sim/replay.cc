@@ -31,7 +31,8 @@ using plan::OpKind;
 // channel (what plan::SliceWalker needs to walk it in executor order).
 struct Instr {
   std::int64_t elems = 0;
-  int conn = -1;  // Send: outgoing connection; Recv/RecvReduce: incoming; Copy: -1
+  int conn = -1;  // Send: outgoing connection; Recv/RecvReduce: incoming; ReduceAll: first of its
+                  // nranks-1 incoming connections in Engine::gather_; Copy: -1
   OpKind kind = OpKind::Copy;
   std::uint8_t channel = 0;  // the plan's channel (plan.h)
   int phase = 0;
@@ -110,8 +111,11 @@ class Engine {
         in.elems = op.count();
         in.phase = op.phase;
         in.channel = op.channel;
-        if (op.kind == OpKind::ReduceAll) throw InvalidArgument("replay: ReduceAll (oneshot, twoshot) is not modelled yet");
-        if (op.kind != OpKind::Copy) {
+        if (op.kind == OpKind::ReduceAll) {  // one incoming connection from every other rank
+          in.conn = static_cast<int>(gather_.size());
+          for (int q = 0; q < n; ++q)
+            if (q != r) gather_.push_back(connectionId(ids, op.channel, q, r));
+        } else if (op.kind != OpKind::Copy) {
           if (op.peer < 0 || op.peer >= n || op.peer == r)
             throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
           const bool out = op.kind == OpKind::Send;
@@ -119,16 +123,7 @@ class Engine {
           for (const auto& k : known)
             if (k.peer == op.peer && k.out == out && k.channel == op.channel) id = k.id;
           if (id < 0) {
-            const int src = out ? r : op.peer, dst = out ? op.peer : r;
-            const std::int64_t key = (std::int64_t{op.channel} * n + src) * n + dst;
-            auto [it, inserted] = ids.try_emplace(key, static_cast<int>(conns_.size()));
-            if (inserted) {
-              Connection c;
-              c.src = src;
-              c.dst = dst;
-              conns_.push_back(std::move(c));
-            }
-            id = it->second;
+            id = connectionId(ids, op.channel, out ? r : op.peer, out ? op.peer : r);
             known.push_back({op.peer, out, op.channel, id});
           }
           in.conn = id;
@@ -136,6 +131,20 @@ class Engine {
         code.push_back(in);
       }
     }
+  }
+
+  // The connection (channel, src, dst), made on first use.
+  int connectionId(std::unordered_map<std::int64_t, int>& ids, int channel, int src, int dst) {
+    const std::int64_t n = plan_.nranks;
+    const std::int64_t key = (std::int64_t{channel} * n + src) * n + dst;
+    auto [it, inserted] = ids.try_emplace(key, static_cast<int>(conns_.size()));
+    if (inserted) {
+      Connection c;
+      c.src = src;
+      c.dst = dst;
+      conns_.push_back(std::move(c));
+    }
+    return it->second;
   }
 
   void checkSize() const {
@@ -162,6 +171,7 @@ class Engine {
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
+    crossesNic_.assign(static_cast<std::size_t>(plan_.nranks), 0);
     // Routes: one search per source rank over the destinations it sends to.
     std::vector<std::vector<int>> bySrc(static_cast<std::size_t>(plan_.nranks));
     for (int c = 0; c < static_cast<int>(conns_.size()); ++c) bySrc[conns_[c].src].push_back(c);
@@ -178,6 +188,7 @@ class Engine {
         for (int id : routes[i].resources) {
           routeRes_.push_back(id);
           ch.bottleneckBeta = std::max(ch.bottleneckBeta, resBeta_[id]);
+          if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(ch.src)] = crossesNic_[static_cast<std::size_t>(ch.dst)] = 1;
         }
         ch.routeEnd = static_cast<int>(routeRes_.size());
       }
@@ -191,14 +202,23 @@ class Engine {
     Micros start = t;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
     const auto b = static_cast<double>(bytes);
+    // Protocol (topology.h): LL holds every resource 1/kLLEfficiency longer and needs one traversal;
+    // Simple, where the topology has both, three. Each message takes the faster on its route.
+    double stretch = 1, traversals = 1;
+    if (topo_.spec().llProtocol) {
+      if (b * ch.bottleneckBeta < (kSimpleLatencyTraversals - 1) * ch.latency)
+        stretch = 1 / kLLEfficiency;
+      else
+        traversals = kSimpleLatencyTraversals;
+    }
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
       const int id = routeRes_[i];
-      const Micros d = b * resBeta_[id];
+      const Micros d = b * stretch * resBeta_[id];
       freeAt_[id] = start + d;
       result_.busy[id] += d;
       result_.bytes[id] += bytes;
     }
-    const Micros arrival = start + ch.latency + b * ch.bottleneckBeta;
+    const Micros arrival = start + traversals * ch.latency + b * stretch * ch.bottleneckBeta;
     if (opt_.trace) record(labelled("send->", ch.dst), 1, rank, start, arrival - start, bytes);
     return arrival;
   }
@@ -231,7 +251,25 @@ class Engine {
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
-        case OpKind::ReduceAll: throw InvalidArgument("replay: ReduceAll (oneshot, twoshot) is not modelled yet");
+        case OpKind::ReduceAll: {  // wait for this slice from every peer, then reduce p-1 of them in one pass
+          const int peers = plan_.nranks - 1;
+          const int* conn = gather_.data() + in.conn;
+          for (int& i = gatherReady_[a]; i < peers; ++i)  // peers whose slice is here (arrivals stay until popped)
+            if (conns_[conn[i]].empty()) {
+              conns_[conn[i]].waiting = a;
+              return;
+            }
+          gatherReady_[a] = 0;
+          Micros arrival = now;
+          for (int i = 0; i < peers; ++i) arrival = std::max(arrival, conns_[conn[i]].pop());
+          if (opt_.trace && arrival > now) record("wait<-all", 0, r, now, arrival - now, 0);
+          now = std::max(arrival, computeFree_[r]);
+          const Micros d = static_cast<double>(bytes) * peers * gamma;
+          if (opt_.trace && d > 0) record("reduce-all", 0, r, now, d, bytes * peers);
+          now += d;
+          computeFree_[r] = now;
+          break;
+        }
         case OpKind::Send: {
           Connection& ch = conns_[in.conn];
           const Micros arrival = transfer(ch, now, bytes, r);
@@ -285,7 +323,9 @@ class Engine {
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      Micros start = 0.0;
+      // Start-up (topology.h ComputeParams): the launch, and the NIC proxy where the rank uses a NIC.
+      const auto& compute = topo_.spec().compute;
+      Micros start = compute.launchLatency + (crossesNic_[static_cast<std::size_t>(r)] ? compute.proxyLatency : 0.0);
       for (const Straggler& s : opt_.stragglers)
         if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       result_.finish[r] = start;
@@ -298,6 +338,7 @@ class Engine {
         agentCode_.push_back(all.subspan(begin, end - begin));
         cursor_.emplace_back(agentCode_.back(), slice_);
         time_.push_back(start);
+        gatherReady_.push_back(0);
         queue_.emplace(start, a);
         begin = end;
       }
@@ -325,14 +366,17 @@ class Engine {
   std::int64_t slice_ = 0;
   std::vector<std::vector<Instr>> code_;
   std::vector<Connection> conns_;
+  std::vector<int> gather_;  // ReduceAll's incoming connections, nranks-1 per op (Instr::conn is the first)
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   std::vector<Micros> freeAt_;
+  std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its ops, its cursor and its clock.
   std::vector<int> agentRank_;
   std::vector<std::span<const Instr>> agentCode_;
   std::vector<Cursor> cursor_;
   std::vector<Micros> time_;
+  std::vector<int> gatherReady_;  // ReduceAll in progress: how many of its peers' slices have arrived
   // A rank's reductions and copies use its memory bandwidth (γ, δ are per rank): its channels take
   // turns at it, so more channels do not make a rank compute faster.
   std::vector<Micros> computeFree_;

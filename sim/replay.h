@@ -10,6 +10,15 @@
 //    order they were requested (FIFO), which the event queue makes the order of simulated time.
 //  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
 //    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
+//    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
+//    (one pass over p-1 received vectors).
+//  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
+//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
+//  - Protocols: where the topology enables LL (TopologySpec::llProtocol), each message takes LL (one
+//    traversal, resources held 1/kLLEfficiency as long) or Simple (three traversals, full bandwidth),
+//    whichever delivers it sooner on its route (topology.h).
+//  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
+//    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
 //    slowdown per resource.
 // With no contention this makes the finish time the longest path through the plan's dependencies,

@@ -23,6 +23,7 @@ struct PlanRequest {
   int root = 0;
   std::int64_t sliceElems = 0;
   std::vector<BufferAlias> aliases;  // one per rank
+  plan::PlanShape shape = {};        // channels and ranks per node (last: positional initializers stay valid)
 
   // Bytes that identify the request (a map key).
   [[nodiscard]] std::string key() const;

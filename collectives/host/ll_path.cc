@@ -54,8 +54,9 @@ const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
   auto it = cache.plans.find(key);
   if (it == cache.plans.end()) {
     if (cache.plans.size() >= kMaxCachedPlans) cache.plans.clear();
-    const auto& [collective, algo, count, root, elem] = key;
-    auto p = std::make_shared<const plan::Plan>(plan::makePlan(collective, algo, executor_.nranks(), count, root));
+    const auto& [collective, algo, count, root, elem, channels, ranksPerNode] = key;
+    auto p = std::make_shared<const plan::Plan>(
+        plan::makePlan(collective, algo, executor_.nranks(), count, root, plan::PlanShape{channels, ranksPerNode}));
     Entry e;
     if (executor_.fits(*p, elem)) e.plan = std::move(p);
     it = cache.plans.emplace(key, std::move(e)).first;
@@ -65,8 +66,8 @@ const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
   return it->second;
 }
 
-bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
-                 const CollectiveOptions& options) {
+bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
+                 RankBuffers buffers, const CollectiveOptions& options) {
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];
   if (bind_ && !cache.bound) {  // every call passes here first, LL or not
     bindToCpu(rank);
@@ -77,7 +78,8 @@ bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, Ran
   const int p = executor_.nranks();
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
   if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
-  const Entry& entry = entryFor(cache, {args.collective, algo, args.count, args.root, elem});
+  const Entry& entry =
+      entryFor(cache, {args.collective, algo, args.count, args.root, elem, shape.channels, shape.ranksPerNode});
   if (!entry.plan) return false;
   const plan::Plan& plan = *entry.plan;
 

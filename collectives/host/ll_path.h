@@ -43,16 +43,22 @@ class LlPath {
          LlConfig config = {});
 
   // Runs rank `rank`'s part of the call on LL and returns true, or returns false (nothing done) when
-  // the call is not for LL. `algo` is the resolved algorithm; args were checked by the caller.
-  bool run(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
+  // the call is not for LL. `algo` is the resolved algorithm and `shape` the plan's (channels, ranks
+  // per node), as the slot path would use them; args were checked by the caller.
+  bool run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape, RankBuffers buffers,
            const CollectiveOptions& options);
+  bool run(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
+           const CollectiveOptions& options) {
+    return run(rank, args, algo, plan::PlanShape{}, buffers, options);
+  }
 
   [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
   LlExecutor& executor() { return executor_; }
   [[nodiscard]] const LlExecutor& executor() const { return executor_; }
 
  private:
-  using Key = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, std::size_t>;  // + element size
+  // collective, algorithm, count, root, element size, channels, ranks per node
+  using Key = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, std::size_t, int, int>;
   struct Entry {
     std::shared_ptr<const plan::Plan> plan;  // null: the call does not fit
   };

@@ -171,6 +171,14 @@ TEST(Replay, AutoSliceMatchesAnalyticRule) {
         const auto pl = plan::makePlan(c, a, p, count);
         EXPECT_EQ(autoSliceElems(pl, 4), autoSliceElems(c, a, p, count, 4)) << plan::name(a) << " p=" << p << " n=" << count;
       }
+  // The ReduceAll plans and hier (its pieces depend on the ranks per node).
+  for (Algorithm a : {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Hierarchical})
+    for (auto [p, g] : {std::pair{1, 0}, std::pair{6, 3}, std::pair{8, 4}, std::pair{16, 8}, std::pair{8, 0}})
+      for (std::int64_t count : {std::int64_t{10}, std::int64_t{1} << 20, std::int64_t{3} << 24}) {
+        const auto pl = plan::makePlan(Collective::AllReduce, a, p, count, 0, {1, g});
+        EXPECT_EQ(autoSliceElems(pl, 4), autoSliceElems(Collective::AllReduce, a, p, count, 4, g))
+            << plan::name(a) << " p=" << p << " g=" << g << " n=" << count;
+      }
 }
 
 TEST(Replay, DeadlockAndSizeErrors) {
@@ -195,4 +203,23 @@ TEST(Replay, ManyRanksStaysExact) {
   const Micros closed = predict({Collective::AllReduce, Algorithm::Ring, p, count, 4, 0},
                                 {1.0, inverseBandwidth(100), 0, 0});
   EXPECT_NEAR(replay(plan::allReduceRing(p, count), t, o).time, closed, 1e-9 * closed);
+}
+
+// ReduceAll waits for the slice of every peer: one late rank delays every other rank by its delay
+// plus one message, and each rank pays γ for p-1 received vectors.
+TEST(Replay, ReduceAllWaitsForEveryPeerAndReducesPMinusOneVectors) {
+  const int p = 4;
+  TopologySpec s = switchOf(p, 0.5, 10);
+  s.kind = TopologyKind::FullyConnected;  // one link per pair: no sharing of a rank's port
+  s.compute = {5, 20, 0};
+  const Topology t(s);
+  const std::int64_t count = 2500;  // 10 KB: 1 µs on a link, 2 µs to reduce, 0.5 µs to copy
+  const Micros delay = 100;
+  ReplayOptions o;
+  o.sliceElems = -1;
+  o.stragglers = {Straggler{.rank = 2, .startDelay = std::chrono::microseconds(100)}};
+  const auto r = replay(plan::makePlan(Collective::AllReduce, Algorithm::OneShot, p, count), t, o);
+  const Micros reduceAll = (p - 1) * 2.0, copy = 0.5;
+  for (int q = 0; q < p; ++q)
+    EXPECT_NEAR(r.finish[q], delay + (q == 2 ? 0.0 : 0.5 + 1.0) + reduceAll + copy, 1e-9) << q;
 }
