@@ -339,6 +339,47 @@ TEST(LlPath, EveryAlgorithmAndCollectiveMatchesTheExactReference) {
   }
 }
 
+// Plans of several channels (run here one channel after the other) give the exact result too.
+TEST(LlPath, MultiChannelPlansMatchTheExactReference) {
+  for (int p : {2, 3, 5}) {
+    LlPath path(p, spinFor(p), kLlMaxBytesLimit, {64, 2});
+    for (int channels : {2, 4})
+      for (Algorithm a : {Algorithm::Ring, Algorithm::DoubleBinaryTree, Algorithm::OneShot, Algorithm::TwoShot})
+        for (std::int64_t count : {1, 7, 61}) {
+          const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, static_cast<std::uint64_t>(count + 17 * channels)};
+          const auto n = static_cast<std::size_t>(count);
+          std::vector<std::vector<float>> in(static_cast<std::size_t>(p), std::vector<float>(n)),
+              out(static_cast<std::size_t>(p), std::vector<float>(n, -1.0f));
+          for (int r = 0; r < p; ++r) fillInput(spec, r, 0, n, in[static_cast<std::size_t>(r)].data());
+          std::vector<std::thread> threads;
+          std::vector<std::string> errors(static_cast<std::size_t>(p));
+          for (int r = 0; r < p; ++r)
+            threads.emplace_back([&, r] {
+              try {
+                CollectiveOptions o;
+                o.timeout = std::chrono::seconds(20);
+                if (!path.run(r, {Collective::AllReduce, count, DataType::Float32, ReduceOp::Sum, 0}, a,
+                              plan::PlanShape{channels, 0},
+                              {in[static_cast<std::size_t>(r)].data(), out[static_cast<std::size_t>(r)].data()}, o))
+                  throw Error("not run on the LL path");
+              } catch (const std::exception& e) {
+                errors[static_cast<std::size_t>(r)] = e.what();
+              }
+            });
+          for (auto& t : threads) t.join();
+          std::vector<float> want(n);
+          fillExpectedReduce(spec, 0, n, want.data());
+          for (int r = 0; r < p; ++r) {
+            const std::string what = std::string(plan::name(a)) + " p=" + std::to_string(p) + " channels=" +
+                                     std::to_string(channels) + " count=" + std::to_string(count) + " rank " +
+                                     std::to_string(r);
+            ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << what;
+            EXPECT_EQ(countWrong(DataType::Float32, out[static_cast<std::size_t>(r)].data(), want.data(), n), 0U) << what;
+          }
+        }
+  }
+}
+
 // ---- what does not go to LL ----
 
 TEST(LlPath, CallsAboveTheRingCapacityOrTheThresholdAreLeftToTheSlotExecutor) {
