@@ -2,6 +2,7 @@
 #include "collectives/communicator.h"
 
 #include <algorithm>
+#include <iterator>
 
 #include "collectives/host/host_communicator.h"
 #ifdef CCLAB_WITH_CUDA_BACKEND
@@ -43,6 +44,19 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
   return (bytes <= kAutoSmallBytes && nranks > 2) ? Algorithm::HalvingDoubling : Algorithm::Ring;
 }
 
+plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks, Backend backend) {
+  if (backend == Backend::Host && args.collective == plan::Collective::AllReduce) {
+    const HostAutoSmallRow* row = nullptr;
+    for (const HostAutoSmallRow& r : kHostAutoSmall)
+      if (r.nranks <= nranks) row = &r;
+    const bool measured = row != nullptr && nranks <= kHostAutoSmall[std::size(kHostAutoSmall) - 1].nranks;
+    const auto bytes = static_cast<std::size_t>(args.count) * sizeOf(args.type);
+    if (measured && bytes <= row->oneshotBytes) return plan::Algorithm::OneShot;
+    if (measured && bytes <= row->twoshotBytes) return plan::Algorithm::TwoShot;
+  }
+  return autoAlgorithm(args, nranks);
+}
+
 std::vector<int> Communicator::localRanks() const {
   std::vector<int> all(static_cast<std::size_t>(nranks()));
   for (int r = 0; r < nranks(); ++r) all[static_cast<std::size_t>(r)] = r;
@@ -51,8 +65,8 @@ std::vector<int> Communicator::localRanks() const {
 
 plan::Algorithm Communicator::resolve(const CollectiveArgs& args, plan::Algorithm requested) const {
   // The algorithm really run: Broadcast/Reduce run dbtree as the tree and ring as the chain.
-  return plan::generatedAlgorithm(args.collective,
-                                  requested == plan::Algorithm::Auto ? autoAlgorithm(args, nranks()) : requested);
+  return plan::generatedAlgorithm(
+      args.collective, requested == plan::Algorithm::Auto ? autoAlgorithm(args, nranks(), backend()) : requested);
 }
 
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved) {

@@ -177,6 +177,31 @@ inline constexpr std::size_t kAutoTinyBytes = 16 * 1024;
 inline constexpr std::size_t kAutoSmallBytes = 64 * 1024;
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 
+// On the host backend small allreduces run on the LL path (collectives/host/ll_path.h), where a
+// one-step algorithm beats the rule above: auto takes oneshot up to `oneshotBytes` and twoshot up to
+// `twoshotBytes` (largest buffer), at the row of the largest measured rank count <= nranks; above
+// the last row's rank count, above these sizes and on other backends (the table was measured on the
+// host's LL path only) the rule above. Both sizes stay within the LL threshold (kLlDefaultMaxBytes), so
+// these calls never reach the slot executor. Measured on this repository's 2-core machine with
+// `CCLAB_BIND_RANKS=1 nice -n -20 bench/ll_crossover --ranks 2 3 4 8 --max 16K --rounds 3`
+// (docs/results/cpu-peers.md, "Small messages: the LL path", 2026-12-03): oneshot up to the largest
+// size up to which it stayed within 25% of the fastest of the 7 columns (oneshot, twoshot, rd, rhd, ring
+// on LL; rd, ring on the slots) at every size, then twoshot likewise. 0: never. The 4- and 8-rank
+// rows (more ranks than this machine's 2 cores) were measured under a load average of 7-12 from other
+// jobs and are noise-dominated; they keep the older rule but for twoshot at 8 ranks up to 16 B.
+struct HostAutoSmallRow {
+  int nranks;
+  std::size_t oneshotBytes;
+  std::size_t twoshotBytes;
+};
+inline constexpr HostAutoSmallRow kHostAutoSmall[] = {
+    {2, 512, 512},
+    {3, 64, 64},
+    {4, 0, 0},
+    {8, 0, 16},
+};
+plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks, Backend backend);
+
 // Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the
 // collective has no generator for, a rank out of range).
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);

@@ -1,0 +1,380 @@
+// LlExecutor (ll_executor.h): a plan's ops over flagged lines, with bounded waits.
+#include "collectives/host/ll_executor.h"
+
+#include <algorithm>
+#include <bit>
+#include <cstring>
+#include <map>
+#include <thread>
+#include <tuple>
+
+#include "collectives/core/errors.h"
+
+namespace cclab::host {
+namespace {
+
+// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU here
+// costs ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
+// (A longer spin was tried: on a loaded machine, where two unbound rank threads may share one core,
+// a 1 ms spin made an 8-byte call take 5 ms instead of 0.1-0.4 ms; docs/results/cpu-peers.md.)
+constexpr std::chrono::milliseconds kYieldFor{2};
+constexpr std::chrono::milliseconds kMaxSleep{20};
+constexpr int kChecksPerClockRead = 64;
+
+bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
+
+std::string milliseconds(std::chrono::nanoseconds d) {
+  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
+}
+
+std::string where(const plan::Plan& plan) {
+  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
+}
+
+}  // namespace
+
+std::int64_t llDefaultRingLines(int nranks) {
+  const auto p = static_cast<std::size_t>(std::max(nranks, 1));
+  const std::size_t affordable = kLlRingBudgetBytes / (p * p * sizeof(LlLine));
+  const auto lines = static_cast<std::int64_t>(std::bit_floor(std::max<std::size_t>(affordable, 1)));
+  return std::clamp(lines, kLlMinRingLines, kLlMaxRingLines);
+}
+
+LlExecutor::LlExecutor(int nranks, std::chrono::nanoseconds spin, LlConfig config)
+    : nranks_(nranks), spin_(spin), ringLines_(config.ringLines ? config.ringLines : llDefaultRingLines(nranks)),
+      flagPeriod_(config.flagPeriod), arrivals_(std::max(nranks, 1)) {
+  if (nranks < 1) throw InvalidArgument("LlExecutor: nranks must be >= 1");
+  LlConnection check(ringLines_, flagPeriod_);  // refuses a bad ring size or flag period now, not at first use
+  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks);
+  connections_ = std::make_unique<std::atomic<LlConnection*>[]>(conns);
+  for (std::size_t i = 0; i < conns; ++i) connections_[i].store(nullptr, std::memory_order_relaxed);
+  ranks_ = std::make_unique<RankState[]>(static_cast<std::size_t>(nranks));
+}
+
+LlExecutor::~LlExecutor() {
+  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (std::size_t i = 0; i < conns; ++i) delete connections_[i].load(std::memory_order_acquire);
+}
+
+LlConnection& LlExecutor::connection(int channel, int from, int to) {
+  auto& slot = connections_[(static_cast<std::size_t>(channel) * static_cast<std::size_t>(nranks_) + static_cast<std::size_t>(from)) *
+                                static_cast<std::size_t>(nranks_) +
+                            static_cast<std::size_t>(to)];
+  LlConnection* c = slot.load(std::memory_order_acquire);
+  if (c) return *c;
+  // First use, by the sender or the reader, whichever comes first: the other one adopts it.
+  auto made = std::make_unique<LlConnection>(ringLines_, flagPeriod_);
+  if (slot.compare_exchange_strong(c, made.get(), std::memory_order_acq_rel, std::memory_order_acquire))
+    return *made.release();
+  return *c;
+}
+
+bool LlExecutor::fits(const plan::Plan& plan, std::size_t elemSize) const {
+  if (plan.nranks != nranks_ || plan.nchannels > kLlMaxChannels) return false;
+  std::map<std::tuple<int, int, int>, std::int64_t> lines;  // (channel, from, to) -> lines one call sends
+  for (int r = 0; r < plan.nranks; ++r)
+    for (const plan::Op& op : plan.ranks[static_cast<std::size_t>(r)]) {
+      if (op.kind != plan::OpKind::Send) continue;
+      if (op.channel >= kLlMaxChannels) return false;
+      auto& n = lines[{op.channel, r, op.peer}];
+      n += llLinesFor(static_cast<std::size_t>(op.count()) * elemSize);
+      if (n > ringLines_) return false;
+    }
+  return true;
+}
+
+std::uint64_t LlExecutor::progress() const {
+  std::uint64_t sum = 0;
+  for (int r = 0; r < nranks_; ++r) sum += ranks_[static_cast<std::size_t>(r)].progress.load(std::memory_order_relaxed);
+  return sum;
+}
+
+void LlExecutor::recordArrivals(RankState& st) const {
+  for (const auto& [call, when] : st.unrecorded) arrivals_.record(static_cast<int>(&st - ranks_.get()), call, when);
+  st.unrecorded.clear();
+}
+
+ArrivalStats LlExecutor::arrivalStats() const {
+  for (int r = 0; r < nranks_; ++r) recordArrivals(ranks_[static_cast<std::size_t>(r)]);
+  return arrivals_.stats();
+}
+
+void LlExecutor::resetArrivals() {
+  for (int r = 0; r < nranks_; ++r) ranks_[static_cast<std::size_t>(r)].unrecorded.clear();
+  std::uint32_t next = 0;  // the highest call number any rank has started
+  for (int r = 0; r < nranks_; ++r) {
+    const std::uint32_t started = ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
+    if (r == 0 || reached(started, next)) next = started;
+  }
+  arrivals_.reset(next + 1);
+}
+
+std::string LlExecutor::reason() {
+  std::lock_guard lock(reasonMutex_);
+  return reason_;
+}
+
+std::string LlExecutor::lateRanks(std::uint32_t call) const {
+  constexpr int kMaxNamed = 8;  // a message stays one readable line
+  std::vector<int> late;
+  for (int r = 0; r < nranks_; ++r)
+    if (!reached(ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire), call)) late.push_back(r);
+  if (late.empty()) return "";
+  std::string text = late.size() == 1 ? "rank " : "ranks ";
+  for (std::size_t i = 0; i < late.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(late[i]);
+  if (late.size() > kMaxNamed) text += " and " + std::to_string(late.size() - kMaxNamed) + " more";
+  return text + " never arrived";
+}
+
+void LlExecutor::fail(const std::string& why) {
+  {
+    std::lock_guard lock(reasonMutex_);
+    if (reason_.empty()) reason_ = why;
+  }
+  aborted_.store(true, std::memory_order_release);
+  abortWord_.value.store(1, std::memory_order_seq_cst);
+  abortWord_.wakeAll();
+  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (std::size_t i = 0; i < conns; ++i)
+    if (LlConnection* c = connections_[i].load(std::memory_order_acquire)) {
+      c->bell().wakeAll();
+      c->acked().wakeAll();
+    }
+}
+
+bool LlExecutor::pauseUntil(Clock::time_point until) {
+  constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
+  for (;;) {
+    if (aborted_.load(std::memory_order_acquire)) return false;
+    const auto now = Clock::now();
+    if (now >= until) return true;
+    if (until - now > kSpinTail)
+      sleepWhileEqual(abortWord_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));
+    else
+      cpuRelax();
+  }
+}
+
+void LlExecutor::delayStart(int rank, const std::string& where, const RunOptions& o) {
+  const auto start = Clock::now();
+  const auto delayEnd = start + o.startDelay;
+  const auto deadline = start + o.timeout;
+  const std::string who = where + ": rank " + std::to_string(rank);
+  if (!pauseUntil(std::min(delayEnd, deadline)))
+    throw TimeoutError(who + " aborted during its start delay (" + reason() + ")");
+  if (delayEnd > deadline) {
+    const std::string msg = who + " timed out after " + milliseconds(o.timeout) + " in its start delay of " +
+                            milliseconds(o.startDelay) + " (straggler)";
+    fail(msg);
+    throw TimeoutError(msg);
+  }
+}
+
+// One rank's run() of one plan.
+class LlExecutor::RankRun {
+ public:
+  RankRun(LlExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
+          std::uint32_t call, Clock::time_point arrival)
+      : ex_(ex), st_(ex.ranks_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o),
+        call_(call), arrival_(arrival) {}
+
+  void execute() {
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(rank_)];
+    for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
+      const plan::Op& op = ops[opIndex_];
+      if (op.count() <= 0) continue;
+      const std::size_t elems = static_cast<std::size_t>(op.count());
+      const std::size_t bytes = elems * o_.elemSize;
+      const std::byte* src = op.reads() ? address(op.src) : nullptr;
+      std::byte* dst = op.writes() ? address(op.dst) : nullptr;
+      switch (op.kind) {
+        case plan::OpKind::Send: send(op, src, bytes); break;
+        case plan::OpKind::Copy:
+          if (src != dst) std::memmove(dst, src, bytes);
+          break;
+        case plan::OpKind::Recv: receive(op.channel, op.peer, dst, bytes); break;
+        case plan::OpKind::RecvReduce: {
+          std::byte* in = buffer(st_.incoming, bytes);
+          receive(op.channel, op.peer, in, bytes);
+          o_.reduce(dst, src, in, elems);
+          break;
+        }
+        case plan::OpKind::ReduceAll: reduceAll(op, src, dst, bytes, elems); break;
+      }
+    }
+    // A rank that never waited records its arrival later (at its next wait, or in a batch): the log's
+    // shared counters would otherwise sit between its last op and the end of the call.
+    if (!recorded_) {
+      st_.unrecorded.push_back({call_, arrival_});
+      if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
+    }
+    flushWakes();
+  }
+
+ private:
+  std::byte* address(const plan::Range& r) const {
+    const auto off = static_cast<std::size_t>(r.offset) * o_.elemSize;
+    switch (r.buf) {
+      case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;  // only read through
+      case plan::Buf::Output: return mem_.output + off;
+      case plan::Buf::Scratch: return mem_.scratch + off;
+    }
+    return nullptr;
+  }
+
+  static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
+    if (v.size() < bytes) v.resize(bytes);
+    return v.data();
+  }
+
+  // Counted only by waits that outlast the spin: a call that keeps moving without them ends in µs, and
+  // the watchdog's reads then find the counters where they were (no cache line moves per call).
+  void bumpProgress() { st_.progress.store(st_.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
+
+  void send(const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    LlConnection& c = ex_.connection(op.channel, rank_, op.peer);
+    if (!c.hasRoom(bytes)) wait([&] { return c.hasRoom(bytes); }, c.acked(), op.peer, "room in its ring to");
+    c.write(src, bytes);
+    st_.sent.push_back(&c);
+  }
+
+  // Copies the next message from `peer` on `channel` (of `bytes`) to dst.
+  void receive(int channel, int peer, std::byte* dst, std::size_t bytes) {
+    if (bytes == 0) return;  // an empty message has no units (and was never sent)
+    LlConnection& c = ex_.connection(channel, peer, rank_);
+    const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
+    std::uint32_t data = 0;
+    // Wait for the last unit first: the sender writes in order with release stores, so the rest is then
+    // there too (each unit is still checked below). Chasing the writer unit by unit would pull lines
+    // it is still writing back and forth, and make a wait of every unit.
+    if (!c.unitReady(units - 1, data)) wait([&] { return c.unitReady(units - 1, data); }, c.bell(), peer, "data from");
+    const std::size_t full = bytes / kLlDataBytesPerUnit;
+    for (std::size_t i = 0; i < units; ++i) {
+      if (!c.unitReady(i, data)) wait([&] { return c.unitReady(i, data); }, c.bell(), peer, "data from");
+      if (i < full)
+        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, kLlDataBytesPerUnit);  // constant size: one store
+      else
+        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, bytes - i * kLlDataBytesPerUnit);
+    }
+    c.finishRead(bytes);
+    st_.read.push_back(&c);
+  }
+
+  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, folded left in rank order (v_rank = src).
+  void reduceAll(const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
+    std::byte* acc = buffer(st_.acc, bytes);  // dst may be src: fold aside, write dst last
+    std::byte* in = buffer(st_.incoming, bytes);
+    for (int q = 0; q < ex_.nranks_; ++q) {
+      const std::byte* v = src;
+      if (q != rank_) {
+        receive(op.channel, q, in, bytes);
+        v = in;
+      }
+      if (q == 0)
+        std::memcpy(acc, v, bytes);
+      else
+        o_.reduce(acc, acc, v, elems);
+    }
+    std::memcpy(dst, acc, bytes);
+  }
+
+  void recordArrival() {
+    if (recorded_) return;
+    recorded_ = true;
+    st_.unrecorded.push_back({call_, arrival_});
+    ex_.recordArrivals(st_);
+  }
+
+  // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
+  // fence orders this rank's unit and acked stores before its reads of the sleeper counts; a sleeper
+  // counts itself before its last check (wait()), so one of the two sees the other.
+  void flushWakes() {
+    if (st_.sent.empty() && st_.read.empty()) return;
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    for (LlConnection* c : st_.sent)
+      if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
+    for (LlConnection* c : st_.read)
+      if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
+    st_.sent.clear();
+    st_.read.clear();
+  }
+
+  // Waits until ready() (its first check already failed): busy for the spin budget, then yielding, then
+  // asleep on `word`; throws TimeoutError at the deadline or when the executor aborts.
+  template <class Ready>
+  void wait(Ready ready, WaitWord& word, int peer, const char* what) {
+    recordArrival();  // the rank is idle now: the arrival log's shared counters cost nothing here
+    flushWakes();     // a peer asleep on what this rank sent must not sleep through this wait
+    const auto start = Clock::now();
+    const auto deadline = start + o_.timeout;
+    if (ex_.spin_.count() > 0) {
+      const auto spinEnd = std::min(start + ex_.spin_, deadline);
+      do {
+        for (int i = 0; i < kChecksPerClockRead; ++i) {
+          if (ready()) return;
+          cpuRelax();
+        }
+        if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
+      } while (Clock::now() < spinEnd);
+    }
+    const auto yieldEnd = Clock::now() + kYieldFor;
+    for (;;) {
+      const std::uint32_t seen = word.value.load(std::memory_order_acquire);
+      if (ready()) {
+        bumpProgress();
+        return;
+      }
+      if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
+      const auto now = Clock::now();
+      if (now >= deadline) timedOut(peer, what);
+      if (now < yieldEnd) {
+        std::this_thread::yield();
+        continue;
+      }
+      word.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with flushWakes()' fence
+      if (!ready()) sleepWhileEqual(word, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
+      word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+  }
+
+  [[noreturn]] void timedOut(int peer, const char* what) {
+    // Name the cause first: a rank that never started this call, not only the peer waited for.
+    const std::string late = ex_.lateRanks(call_);
+    const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
+                            " timed out after " + milliseconds(o_.timeout) + " at op " + std::to_string(opIndex_) +
+                            " waiting for " + what + " rank " + std::to_string(peer);
+    ex_.fail(msg);
+    throw TimeoutError(msg);
+  }
+
+  [[noreturn]] void aborted(int peer, const char* what) {
+    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted at op " + std::to_string(opIndex_) +
+                       " while waiting for " + what + " rank " + std::to_string(peer) + " (" + ex_.reason() + ")");
+  }
+
+  LlExecutor& ex_;
+  RankState& st_;
+  int rank_;
+  const plan::Plan& plan_;
+  const RankMemory& mem_;
+  const RunOptions& o_;
+  std::uint32_t call_;
+  Clock::time_point arrival_;
+  bool recorded_ = false;
+  std::size_t opIndex_ = 0;
+};
+
+void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
+  if (rank < 0 || rank >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(rank) + " out of range");
+  if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
+  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + reason() + ")");
+  if (options.startDelay.count() > 0) delayStart(rank, where(plan), options);
+  const auto arrival = Clock::now();  // ready to communicate
+  RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
+  st.calls.store(call, std::memory_order_release);
+  RankRun(*this, rank, plan, memory, options, call, arrival).execute();
+}
+
+}  // namespace cclab::host

@@ -1,0 +1,106 @@
+// LL executor: runs a Plan whose messages are all small over flagged lines (ll_lines.h), one thread per
+// rank, as the slot executor (host_executor.h) runs any plan.
+//
+// A send copies its data into the connection's ring (the sender never waits for the reader to read
+// its buffer, only, rarely, for room in the ring); a receive polls the units of the next message and
+// copies or reduces from them. Ops run whole, in each rank's op order (channels one after the other):
+// Send, Recv, RecvReduce, Copy and ReduceAll (every peer's message folded in rank order, so all ranks
+// reduce the same element to the same bits).
+// A plan fits when the messages one call sends on any connection fit in its ring (fits()); then no
+// call can deadlock on a full ring (a sender only waits for the reader to finish an earlier call).
+//
+// Waits and failures as in the slot executor (wait.h): every wait spins for `spin` (the slot executor's:
+// 50 µs with a core per rank, none beyond), yields for 2 ms, then sleeps on a futex; after the timeout it throws a one-line TimeoutError naming the ranks that
+// never arrived at the call and the peer it waited for; the others then abort (no hang) and every
+// later run() throws. A straggler's start delay is honoured and bounded by the same timeout.
+// Arrivals are recorded in an ArrivalLog of this executor's calls (arrival_log.h).
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "collectives/host/arrival_log.h"
+#include "collectives/host/host_executor.h"
+#include "collectives/host/ll_lines.h"
+#include "collectives/host/wait.h"
+#include "collectives/plan/plan.h"
+
+namespace cclab::host {
+
+// Most channels a plan may have to run here (connections are kept per channel).
+inline constexpr int kLlMaxChannels = 8;
+// Ring size per connection: 512 lines (32 KiB, 16 KiB of data), less when nranks^2 connections of that
+// size would exceed kLlRingBudgetBytes per channel (p > 32), never below kLlMinRingLines.
+inline constexpr std::int64_t kLlMaxRingLines = 512;
+inline constexpr std::int64_t kLlMinRingLines = 16;
+inline constexpr std::size_t kLlRingBudgetBytes = std::size_t{64} << 20;
+std::int64_t llDefaultRingLines(int nranks);
+
+struct LlConfig {
+  std::int64_t ringLines = 0;                     // lines per connection (a power of two); 0: llDefaultRingLines
+  std::uint32_t flagPeriod = kLlMaxFlagPeriod;    // laps before a flag repeats (>= 2; tests use 2)
+};
+
+class LlExecutor {
+ public:
+  LlExecutor(int nranks, std::chrono::nanoseconds spin, LlConfig config = {});
+  ~LlExecutor();
+  LlExecutor(const LlExecutor&) = delete;
+  LlExecutor& operator=(const LlExecutor&) = delete;
+
+  [[nodiscard]] int nranks() const { return nranks_; }
+  [[nodiscard]] std::int64_t ringLines() const { return ringLines_; }
+  // Whether `plan` can run here with elements of `elemSize` bytes: at most kLlMaxChannels channels,
+  // and on every connection the lines one call sends fit in the ring.
+  [[nodiscard]] bool fits(const plan::Plan& plan, std::size_t elemSize) const;
+  // Runs rank `rank`'s ops of `plan` (which must fit) on the calling thread; options.sliceElems is
+  // ignored (ops run whole). One thread per rank at a time; every rank runs the same sequence of plans.
+  void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
+
+  [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+  void abort(const std::string& why) { fail(why); }
+  [[nodiscard]] std::uint64_t progress() const;  // grows with every wait that outlasts the spin
+  // Between calls only (as ArrivalLog): both first put the arrivals ranks still hold back into the log.
+  [[nodiscard]] ArrivalStats arrivalStats() const;
+  void resetArrivals();
+
+ private:
+  struct alignas(64) RankState {
+    std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
+    std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
+    std::vector<std::byte> acc, incoming;     // ReduceAll's accumulator, a received message
+    std::vector<LlConnection*> sent, read;    // connections whose waiters may need a wake-up
+    std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
+  };
+  // Most arrivals a rank holds back from the log (far below its window of 2 x nranks + 64 calls).
+  static constexpr std::size_t kMaxUnrecorded = 16;
+  class RankRun;
+
+  LlConnection& connection(int channel, int from, int to);
+  void fail(const std::string& why);
+  [[nodiscard]] std::string reason();
+  [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
+  void delayStart(int rank, const std::string& where, const RunOptions& options);
+  bool pauseUntil(Clock::time_point until);
+  void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
+
+  int nranks_;
+  std::chrono::nanoseconds spin_;
+  std::int64_t ringLines_;
+  std::uint32_t flagPeriod_;
+  std::unique_ptr<std::atomic<LlConnection*>[]> connections_;  // [(channel * p + from) * p + to], made on first use
+  std::unique_ptr<RankState[]> ranks_;
+  std::atomic<bool> aborted_{false};
+  WaitWord abortWord_;
+  mutable ArrivalLog arrivals_;  // arrivalStats() first records what ranks held back
+  std::mutex reasonMutex_;
+  std::string reason_;
+};
+
+}  // namespace cclab::host

@@ -1,0 +1,125 @@
+// LlPath (ll_path.h): the choice of the LL path for a call, per-rank plan caches, and the run.
+#include "collectives/host/ll_path.h"
+
+#include <algorithm>
+#include <charconv>
+#include <cstdlib>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include <pthread.h>
+#include <sched.h>
+
+namespace cclab::host {
+namespace {
+constexpr std::size_t kMaxCachedPlans = 256;  // per rank, as the slot path's cache
+}  // namespace
+
+std::size_t llMaxBytesFromEnvironment(std::size_t fallback) {
+  const char* env = std::getenv("CCLAB_LL_MAX_BYTES");
+  if (env == nullptr) return fallback;
+  const std::string_view text(env);
+  unsigned long long bytes = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || bytes > kLlMaxBytesLimit)
+    throw InvalidArgument("CCLAB_LL_MAX_BYTES='" + std::string(text) + "': expected whole bytes in [0, " +
+                          std::to_string(kLlMaxBytesLimit) + "]");
+  return static_cast<std::size_t>(bytes);
+}
+
+bool bindRanksFromEnvironment() {
+  const char* env = std::getenv("CCLAB_BIND_RANKS");
+  if (env == nullptr || std::string_view(env) == "0") return false;
+  if (std::string_view(env) == "1") return true;
+  throw InvalidArgument("CCLAB_BIND_RANKS='" + std::string(env) + "': expected 0 or 1");
+}
+
+namespace {
+void bindToCpu(int rank) {
+  const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(static_cast<unsigned>(rank) % cores, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof(set), &set);  // best effort: a refusal leaves it unbound
+}
+}  // namespace
+
+LlPath::LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes, LlConfig config)
+    : maxBytes_(maxBytes), executor_(nranks, spin, config),
+      caches_(std::make_unique<RankCache[]>(static_cast<std::size_t>(std::max(nranks, 1)))) {}
+
+const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
+  if (cache.last && key == cache.lastKey) return *cache.last;
+  auto it = cache.plans.find(key);
+  if (it == cache.plans.end()) {
+    if (cache.plans.size() >= kMaxCachedPlans) cache.plans.clear();
+    const auto& [collective, algo, count, root, elem, channels, ranksPerNode] = key;
+    auto p = std::make_shared<const plan::Plan>(
+        plan::makePlan(collective, algo, executor_.nranks(), count, root, plan::PlanShape{channels, ranksPerNode}));
+    Entry e;
+    if (executor_.fits(*p, elem)) e.plan = std::move(p);
+    it = cache.plans.emplace(key, std::move(e)).first;
+  }
+  cache.lastKey = key;
+  cache.last = &it->second;
+  return it->second;
+}
+
+bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
+                 RankBuffers buffers, const CollectiveOptions& options) {
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  if (bind_ && !cache.bound) {  // every call passes here first, LL or not
+    bindToCpu(rank);
+    cache.bound = true;
+  }
+  if (maxBytes_ == 0) return false;
+  const std::size_t elem = sizeOf(args.type);
+  const int p = executor_.nranks();
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+  if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
+  const Entry& entry =
+      entryFor(cache, {args.collective, algo, args.count, args.root, elem, shape.channels, shape.ranksPerNode});
+  if (!entry.plan) return false;
+  const plan::Plan& plan = *entry.plan;
+
+  const bool isRoot = rank == args.root;
+  const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
+  if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
+    throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
+  const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
+  if (cache.scratch.size() < scratchBytes) cache.scratch.resize(scratchBytes);
+
+  RunOptions ro;
+  ro.elemSize = elem;
+  ro.reduce = hostReduceFn(args.type, args.op);
+  ro.timeout = options.timeout;
+  if (options.straggler.rank == rank) ro.startDelay = options.straggler.startDelay;
+  const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),
+                       cache.scratch.data()};
+  executor_.run(rank, plan, mem, ro);
+  const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
+  if (args.op == ReduceOp::Avg && reduces) finishAvg(buffers.recv, static_cast<std::size_t>(counts.output), args.type, p);
+  return true;
+}
+
+ArrivalStats mergeArrivalStats(const ArrivalStats& a, const ArrivalStats& b) {
+  ArrivalStats out;
+  out.calls = a.calls + b.calls;
+  out.incomplete = a.incomplete || b.incomplete;
+  out.ranks.resize(std::max(a.ranks.size(), b.ranks.size()));
+  for (std::size_t r = 0; r < out.ranks.size(); ++r) {
+    RankArrivals& o = out.ranks[r];
+    for (const ArrivalStats* s : {&a, &b}) {
+      if (r >= s->ranks.size()) continue;
+      const RankArrivals& x = s->ranks[r];
+      o.calls += x.calls;
+      o.totalLateness += x.totalLateness;
+      o.maxLateness = std::max(o.maxLateness, x.maxLateness);
+      o.lastCount += x.lastCount;
+    }
+  }
+  return out;
+}
+
+}  // namespace cclab::host

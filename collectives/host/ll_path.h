@@ -1,0 +1,83 @@
+// The host communicator's small-call path: which calls run on the LL executor (ll_executor.h), and
+// running them with a plan cache per rank (no lock shared between ranks on the way in).
+//
+// A call goes to LL when its largest buffer is at most maxBytes() (the measured crossover,
+// kLlDefaultMaxBytes, or CCLAB_LL_MAX_BYTES) and its plan fits the LL rings (LlExecutor::fits);
+// otherwise run() returns false and the caller runs it on the slot executor. Both tests depend only on
+// the call's arguments, never on the rank, so every rank of a call takes the same path.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "collectives/communicator.h"
+#include "collectives/host/ll_executor.h"
+
+namespace cclab::host {
+
+// Calls up to this many bytes (largest buffer) use LL: above it the slot executor's single copy wins
+// (LL moves each byte twice over the cores' caches, as data+flag words written and then read, against
+// once for a single copy). Measured on this repository's 2-core machine with
+// `CCLAB_BIND_RANKS=1 nice -n -20 bench/ll_crossover --ranks 2 3 4 8 --max 16K --rounds 3`
+// (docs/results/cpu-peers.md, "Small messages: the LL path", 2026-12-03): at 2 ranks the fastest LL
+// column beat the fastest slot column up to 1 KiB (3.4 vs 11.5 µs) and lost from 2 KiB on (16.6 vs
+// 3.6 µs); the oversubscribed rows (3, 4, 8 ranks) were too noisy under that day's load to move it.
+inline constexpr std::size_t kLlDefaultMaxBytes = 1024;
+// CCLAB_LL_MAX_BYTES when set (whole bytes, 0 turns LL off, at most kLlMaxBytesLimit), else the
+// default; a malformed value throws InvalidArgument naming the variable.
+inline constexpr std::size_t kLlMaxBytesLimit = std::size_t{1} << 20;
+std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes);
+
+// CCLAB_BIND_RANKS=1 pins each rank's thread to CPU rank mod cores at its first call (as mpirun
+// binds each process to a core by default at 2 ranks): for side-by-side measurements on a loaded
+// machine, where unbound rank threads may share one core. Unset or 0: no binding; else InvalidArgument.
+bool bindRanksFromEnvironment();
+
+class LlPath {
+ public:
+  LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes = llMaxBytesFromEnvironment(),
+         LlConfig config = {});
+
+  // Runs rank `rank`'s part of the call on LL and returns true, or returns false (nothing done) when
+  // the call is not for LL. `algo` is the resolved algorithm and `shape` the plan's (channels, ranks
+  // per node), as the slot path would use them; args were checked by the caller.
+  bool run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape, RankBuffers buffers,
+           const CollectiveOptions& options);
+  bool run(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
+           const CollectiveOptions& options) {
+    return run(rank, args, algo, plan::PlanShape{}, buffers, options);
+  }
+
+  [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
+  LlExecutor& executor() { return executor_; }
+  [[nodiscard]] const LlExecutor& executor() const { return executor_; }
+
+ private:
+  // collective, algorithm, count, root, element size, channels, ranks per node
+  using Key = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, std::size_t, int, int>;
+  struct Entry {
+    std::shared_ptr<const plan::Plan> plan;  // null: the call does not fit
+  };
+  struct alignas(64) RankCache {
+    std::map<Key, Entry> plans;
+    Key lastKey{};
+    const Entry* last = nullptr;
+    std::vector<std::byte> scratch;
+    bool bound = false;
+  };
+  const Entry& entryFor(RankCache& cache, const Key& key);
+
+  std::size_t maxBytes_;
+  bool bind_ = bindRanksFromEnvironment();
+  LlExecutor executor_;
+  std::unique_ptr<RankCache[]> caches_;  // caches_[r]: touched by rank r's thread only
+};
+
+// ArrivalStats of two executors' calls as one (calls add up, lateness adds up, maxima are maxed).
+ArrivalStats mergeArrivalStats(const ArrivalStats& a, const ArrivalStats& b);
+
+}  // namespace cclab::host
