@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "collectives/core/straggler.h"
+#include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
 #include "sim/topology.h"
 #include "sim/units.h"
@@ -32,11 +33,13 @@ namespace cclab::sim {
 inline constexpr std::int64_t kAutoSlicesPerOp = 4;
 inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 
-// Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). A plan
-// grows with ranks x steps: the ring allreduce has 4(p-1) ops of 64 bytes per rank, so 4096 ranks are
-// 67M ops, 5 GiB resident (docs/results/sim.md, the largest replay recorded), and every doubling is
-// four times that; beyond it the analytic model (--model analytic) is the tool.
-inline constexpr int kMaxReplayRanks = 4096;
+// Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
+// replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
+// memory is O(ranks x channels + connections) plus the topology; its time is the op-slices, which
+// grow as ranks^2 for the rings: 8192 ranks are 268 M op-slices, 32768 hier ranks 4.3 G
+// (docs/results/sim.md, "Replay at scale", measures both). A materialized plan (other algorithms)
+// still costs 72 bytes per op; beyond this the analytic model (--model analytic) is the tool.
+inline constexpr int kMaxReplayRanks = 32768;
 
 // Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
 // (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10
@@ -77,11 +80,16 @@ struct ReplayResult {
 
 // The slice size auto slicing picks for a plan (elements; 0 = whole ops).
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
+std::int64_t autoSliceElems(const plan::OpSource& source, std::int64_t elemSize);
 
 // Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, or it
 // would run more than kMaxReplayOpSlices op-slices, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).
+// The replay asks the plan's ops one at a time (plan::OpSource): a Plan is replayed through
+// plan::PlanOpSource; makeOpSource's rule sources replay the ring and hierarchical allreduces without
+// ever holding their ops, and give the same result as the materialized plan, bit for bit.
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
+ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options = {});
 
 // Chrome trace JSON (chrome://tracing, Perfetto) of a replay with options.trace set.
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path);

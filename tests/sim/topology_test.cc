@@ -6,6 +6,7 @@
 #include "collectives/core/errors.h"
 #include "sim/measured.h"
 #include "sim/presets.h"
+#include "sim/replay.h"
 #include "sim/topology.h"
 #include "sim/topology_json.h"
 
@@ -240,7 +241,8 @@ TEST(Refusals, DirectoriesAndMissingFilesAreNamed) {
 TEST(Refusals, MeasuredFilesWithRunawayRankCountsOrNumbers) {
   const std::string rows = R"(,"results":[{"size":1024,"time_us":5}]})";
   EXPECT_EQ(loadError(R"({"nranks":4)" + rows, true), "");
-  for (const char* nranks : {"20000", "1e30", "0", "2.5", "-3"}) {
+  const std::string tooMany = std::to_string(kMaxReplayRanks + 1);
+  for (const char* nranks : {tooMany.c_str(), "1e30", "0", "2.5", "-3"}) {
     const std::string what = loadError(std::string(R"({"nranks":)") + nranks + rows, true);
     EXPECT_NE(what.find("'nranks'"), std::string::npos) << nranks << ": " << what;
   }
@@ -271,3 +273,40 @@ TEST(TopologyKinds, NamesRoundTripAndAnUnknownKindListsThemAll) {
 
 }  // namespace
 }  // namespace cclab::sim
+
+// routesFrom expands only non-rank nodes and stops early; it must give exactly the plain
+// breadth-first search's routes (same resources in the same order, ties to the link listed first).
+TEST(Topology, FastRoutesEqualTheFullSearch) {
+  std::vector<TopologySpec> specs;
+  for (const auto& name : presetNames()) specs.push_back(*findPreset(name));
+  specs.push_back(resized(*findPreset("cluster"), 0, 3, 4));
+  TopologySpec fc;
+  fc.name = "fc";
+  fc.kind = TopologyKind::FullyConnected;
+  fc.ranks = 5;
+  fc.classes["link"] = {1, 10};
+  specs.push_back(fc);
+  // A graph with parallel links, a capacity node and two equally short paths.
+  auto j = json::parse(R"({"name":"g","kind":"graph","ranks":4,
+    "classes":{"a":{"latency_us":1,"bandwidth_gbps":10},"b":{"latency_us":2,"bandwidth_gbps":5},"cap":{"bandwidth_gbps":7}},
+    "nodes":[{"name":"s1","class":"cap"},{"name":"s2"}],
+    "links":[{"a":"rank0","b":"s1","class":"a"},{"a":"rank0","b":"s1","class":"b"},{"a":"rank1","b":"s1","class":"a"},
+             {"a":"rank1","b":"s2","class":"b"},{"a":"rank2","b":"s2","class":"a"},{"a":"s1","b":"s2","class":"b"},
+             {"a":"rank3","b":"s2","class":"a"},{"a":"rank3","b":"s1","class":"b"},{"a":"rank0","b":"rank2","class":"a"}]})");
+  specs.push_back(parseTopology(j));
+  for (const auto& spec : specs) {
+    const Topology t(spec);
+    std::vector<int> all(static_cast<std::size_t>(t.nranks()));
+    for (int r = 0; r < t.nranks(); ++r) all[static_cast<std::size_t>(r)] = r;
+    for (int src = 0; src < t.nranks(); ++src) {
+      const auto fast = t.routesFrom(src, all), full = t.routesByFullSearch(src, all);
+      ASSERT_EQ(fast.size(), full.size());
+      for (std::size_t d = 0; d < all.size(); ++d) {
+        EXPECT_EQ(fast[d].resources, full[d].resources) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(fast[d].latency, full[d].latency) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(fast[d].bottleneck, full[d].bottleneck) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(t.routesFrom(src, {all[d]}).front().resources, full[d].resources) << spec.name << " " << src << "->" << d;
+      }
+    }
+  }
+}

@@ -1,0 +1,93 @@
+// OpSource defaults, the plan-backed source and the factory (op_source.h).
+#include "collectives/plan/op_source.h"
+
+#include <algorithm>
+#include <string>
+
+#include "collectives/core/errors.h"
+#include "collectives/plan/channels.h"
+#include "collectives/plan/slice_walk.h"
+
+namespace cclab::plan {
+
+PlanInfo infoOf(const Plan& plan) {
+  return {plan.collective, plan.algorithm, plan.nranks,    plan.count,       plan.root,
+          plan.nphases,    plan.nchannels, plan.ranksPerNode, plan.scratchCount};
+}
+
+std::int64_t OpSource::channelBegin(int rank, int channel) const {
+  std::int64_t lo = 0, hi = size(rank);  // ops are sorted by channel: the first with op.channel >= channel
+  while (lo < hi) {
+    const std::int64_t mid = lo + (hi - lo) / 2;
+    if (op(rank, mid).channel < channel)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> OpSource::channelRuns(int rank) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  for (int c = 0; c < info_.nchannels; ++c) {
+    const std::int64_t begin = channelBegin(rank, c), end = c + 1 < info_.nchannels ? channelBegin(rank, c + 1) : size(rank);
+    if (begin < end) runs.emplace_back(begin, end);
+  }
+  return runs;
+}
+
+std::vector<std::pair<std::int64_t, std::int64_t>> PlanOpSource::channelRuns(int rank) const {
+  std::vector<std::pair<std::int64_t, std::int64_t>> runs;
+  const auto& ops = plan_->ranks[static_cast<std::size_t>(rank)];
+  for (std::size_t begin = 0; begin < ops.size();) {
+    std::size_t end = begin;
+    while (end < ops.size() && ops[end].channel == ops[begin].channel) ++end;
+    runs.emplace_back(static_cast<std::int64_t>(begin), static_cast<std::int64_t>(end));
+    begin = end;
+  }
+  return runs;
+}
+
+std::int64_t PlanOpSource::maxOpCount() const {
+  std::int64_t m = 0;
+  for (const auto& ops : plan_->ranks)
+    for (const auto& op : ops) m = std::max(m, op.count());
+  return m;
+}
+
+std::int64_t OpSource::maxOpCount() const {
+  std::int64_t m = 0;
+  for (int r = 0; r < nranks(); ++r)
+    for (std::int64_t i = 0, n = size(r); i < n; ++i) m = std::max(m, op(r, i).count());
+  return m;
+}
+
+std::int64_t OpSource::opSlices(std::int64_t sliceElems, std::int64_t limit) const {
+  std::int64_t total = 0;
+  for (int r = 0; r < nranks(); ++r)
+    for (std::int64_t i = 0, n = size(r); i < n; ++i) {
+      total += sliceCount(op(r, i).count(), sliceElems);
+      if (total > limit) return total;
+    }
+  return total;
+}
+
+std::int64_t OpSource::totalOps() const {
+  std::int64_t n = 0;
+  for (int r = 0; r < nranks(); ++r) n += size(r);
+  return n;
+}
+
+std::unique_ptr<OpSource> makeOpSource(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
+  if (c == Collective::AllReduce && (a == Algorithm::Ring || a == Algorithm::Hierarchical)) {
+    checkPlanArguments(c, a, nranks, count, root, shape);
+    if (shape.channels < 1 || shape.channels > kMaxChannels)
+      throw InvalidArgument("makePlan: channels must be 1.." + std::to_string(kMaxChannels) + ", got " +
+                            std::to_string(shape.channels));
+    if (a == Algorithm::Ring) return ringAllReduceSource(nranks, count, shape, Algorithm::Ring);
+    return hierarchicalAllReduceSource(nranks, count, shape);
+  }
+  return std::make_unique<PlanOpSource>(makePlan(c, a, nranks, count, root, shape));
+}
+
+}  // namespace cclab::plan

@@ -1,0 +1,112 @@
+// The hierarchical allreduce (allreduce_hierarchical.cc) as a rule: op i of rank r in O(1) (op_source.h).
+//
+// With g ranks per node and N = p/g nodes, every channel of rank r = n·g + l has
+//   A = 2(g-1)N ops of the intra-node reduce-scatter (step k = j / 2N, piece m = (j/2) mod N),
+//   B = 2(N-1) ops of the inter-node reduce-scatter and B of its allgather (step k = j/2),
+//   A ops of the intra-node allgather,
+// sends at even j, receives at odd j, in the order allReduceHierarchical writes them. Channels are
+// makePlan's: channel ch works on part chunkOf(count, C, ch), ranks in their own order. Pieces of
+// count 0 give empty ops here (makePlan drops them). Without whole nodes it is the flat ring.
+#include "collectives/plan/op_source.h"
+#include "collectives/plan/slice_walk.h"
+
+namespace cclab::plan {
+namespace {
+
+int wrap(std::int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+
+class HierarchicalAllReduceSource final : public OpSource {
+ public:
+  HierarchicalAllReduceSource(int nranks, std::int64_t count, PlanShape shape)
+      : OpSource({Collective::AllReduce, Algorithm::Hierarchical, nranks, count, 0, 1, shape.channels, shape.ranksPerNode, 0}),
+        g_(shape.ranksPerNode),
+        nodes_(nranks / shape.ranksPerNode),
+        intra_(2 * std::int64_t{g_ - 1} * nodes_),
+        inter_(2 * std::int64_t{nodes_ - 1}),
+        perChannel_(2 * intra_ + 2 * inter_) {}
+
+  [[nodiscard]] std::int64_t size(int) const override { return perChannel_ * info_.nchannels; }
+  [[nodiscard]] std::int64_t channelBegin(int, int channel) const override { return perChannel_ * channel; }
+
+  [[nodiscard]] Op op(int rank, std::int64_t i) const override {
+    const int ch = static_cast<int>(i / perChannel_);
+    std::int64_t j = i % perChannel_;
+    const Chunk part = chunkOf(info_.count, info_.nchannels, ch);
+    const int n = rank / g_, l = rank % g_;
+    const bool send = j % 2 == 0;
+    Op op;
+    op.channel = static_cast<std::uint8_t>(ch);
+    int shard = 0;
+    std::int64_t piece = 0;
+    bool reduce = false, fromInput = false;
+    if (j < intra_ || j >= intra_ + 2 * inter_) {  // inside the node: the ring n·g + (l ± 1)
+      const bool scatter = j < intra_;
+      if (!scatter) j -= intra_ + 2 * inter_;
+      const std::int64_t k = j / (2 * std::int64_t{nodes_});
+      piece = (j / 2) % nodes_;
+      shard = wrap(scatter ? (send ? l - k : l - k - 1) : (send ? l + 1 - k : l - k), g_);
+      reduce = scatter;
+      fromInput = scatter && (!send || k == 0);
+      op.peer = n * g_ + wrap(send ? l + 1 : l - 1, g_);
+    } else {  // across the nodes: shard l+1 on the ring of local rank l
+      j -= intra_;
+      const bool scatter = j < inter_;
+      if (!scatter) j -= inter_;
+      const std::int64_t k = j / 2;
+      shard = wrap(l + 1, g_);
+      piece = wrap(scatter ? (send ? n - k : n - k - 1) : (send ? n + 1 - k : n - k), nodes_);
+      reduce = scatter;
+      op.peer = wrap(send ? n + 1 : n - 1, nodes_) * g_ + l;
+    }
+    const Chunk sh = chunkOf(part.count, g_, shard);
+    const Chunk pc = chunkOf(sh.count, nodes_, static_cast<int>(piece));
+    const std::int64_t offset = part.offset + sh.offset + pc.offset;
+    const Range in{Buf::Input, offset, pc.count}, out{Buf::Output, offset, pc.count};
+    if (send) {
+      op.kind = OpKind::Send;
+      op.src = fromInput ? in : out;
+    } else {
+      op.kind = reduce ? OpKind::RecvReduce : OpKind::Recv;
+      if (reduce) op.src = fromInput ? in : out;
+      op.dst = out;
+    }
+    return op;
+  }
+
+  [[nodiscard]] std::int64_t maxOpCount() const override {
+    const Chunk part = chunkOf(info_.count, info_.nchannels, 0);
+    return chunkOf(chunkOf(part.count, g_, 0).count, nodes_, 0).count;
+  }
+
+  // Over all ranks every piece is sent and received (g-1)·N times per intra-node family and N-1 times
+  // per inter-node family, four families each (reduce-scatter and allgather, send and receive).
+  [[nodiscard]] std::int64_t opSlices(std::int64_t slice, std::int64_t) const override {
+    std::int64_t total = 0;
+    const std::int64_t uses = 4 * (std::int64_t{g_ - 1} * nodes_ + (nodes_ - 1));
+    for (int ch = 0; ch < info_.nchannels; ++ch) {
+      const Chunk part = chunkOf(info_.count, info_.nchannels, ch);
+      std::int64_t pieces = 0;
+      const std::int64_t qs = part.count / g_, rs = part.count % g_;
+      for (const auto& [shardCount, shards] : {std::pair{qs + 1, rs}, std::pair{qs, g_ - rs}}) {
+        const std::int64_t q = shardCount / nodes_, rem = shardCount % nodes_;
+        pieces += shards * (rem * sliceCount(q + 1, slice) + (nodes_ - rem) * sliceCount(q, slice));
+      }
+      total += uses * pieces;
+    }
+    return total;
+  }
+
+ private:
+  int g_, nodes_;
+  std::int64_t intra_, inter_, perChannel_;
+};
+
+}  // namespace
+
+std::unique_ptr<OpSource> hierarchicalAllReduceSource(int nranks, std::int64_t count, PlanShape shape) {
+  const int g = shape.ranksPerNode;
+  if (g <= 1 || g >= nranks || nranks % g != 0) return ringAllReduceSource(nranks, count, shape, Algorithm::Hierarchical);
+  return std::make_unique<HierarchicalAllReduceSource>(nranks, count, shape);
+}
+
+}  // namespace cclab::plan
