@@ -153,8 +153,10 @@ class CudaCommunicator final : public Communicator {
       ptrs.base[static_cast<int>(plan::Buf::Input)] = const_cast<void*>(b.send);  // only read through
       ptrs.base[static_cast<int>(plan::Buf::Output)] = b.recv;
       ptrs.base[static_cast<int>(plan::Buf::Scratch)] = rs.scratch(static_cast<std::size_t>(lp.scratchCount) * elem);
-      if (!context_.devices().allDirect()) rs.staging(static_cast<std::size_t>(lp.maxStepElems) * elem);
-      rs.reserveStepEvents(lp.ranks[static_cast<std::size_t>(r)].steps.size());
+      const std::size_t channels = lp.programsOf(r).size();  // one staging part and stream per channel
+      if (!context_.devices().allDirect()) rs.staging(static_cast<std::size_t>(lp.maxStepElems) * elem * channels);
+      rs.reserveStepEvents(lp.stepsOfRank(r));
+      rs.reserveChannelStreams(channels - 1);
       for (int buf = 0; buf < 3; ++buf)
         if ((lp.usedBuffers[static_cast<std::size_t>(r)] >> buf & 1U) && !ptrs.base[buf])
           throw InvalidArgument("cuda: rank " + std::to_string(r) + " passed a null " +

@@ -25,6 +25,13 @@ void RankState::reserveStepEvents(std::size_t n) {
   while (stepEvents_.size() < n) stepEvents_.push_back(makeEvent(device_));
 }
 
+void RankState::reserveChannelStreams(std::size_t n) {
+  while (channelStreams_.size() < n) {
+    channelStreams_.push_back(makeStream(device_));
+    channelDone_.push_back(makeEvent(device_));
+  }
+}
+
 void* RankState::grow(DeviceMemory& mem, std::size_t bytes) {
   if (mem.bytes() >= bytes) return mem.get();
   {

@@ -32,8 +32,14 @@ class RankState {
   [[nodiscard]] cudaStream_t lane() const { return lane_.get(); }
   [[nodiscard]] cudaStream_t stream() const { return stream_; }
 
-  // Events, created ahead of use (never while a graph is being captured): reserve, then get.
+  // Events and channel streams, created ahead of use (never while a graph is being captured):
+  // reserve, then get.
   void reserveStepEvents(std::size_t n);
+  // Streams (and their done events) for the rank's 2nd, 3rd, ... channel: a rank's first channel runs
+  // on its lane, each other one on its own stream, joined back into the lane at the end of a call.
+  void reserveChannelStreams(std::size_t n);
+  [[nodiscard]] cudaStream_t channelStream(std::size_t i) const { return channelStreams_.at(i).get(); }
+  [[nodiscard]] cudaEvent_t channelDoneEvent(std::size_t i) const { return channelDone_.at(i).get(); }
   [[nodiscard]] cudaEvent_t stepEvent(std::size_t i) const { return stepEvents_.at(i).get(); }
   [[nodiscard]] cudaEvent_t startEvent() const { return start_.get(); }  // the rank's buffers are ready
   [[nodiscard]] cudaEvent_t readyEvent() const { return ready_.get(); }  // the rank's earlier work is done
@@ -52,6 +58,8 @@ class RankState {
   cudaStream_t stream_;
   Event start_, ready_, done_;
   std::vector<Event> stepEvents_;
+  std::vector<Stream> channelStreams_;
+  std::vector<Event> channelDone_;
   DeviceMemory scratch_, staging_;
 };
 

@@ -52,21 +52,21 @@ __device__ inline void fence(bool sys) {
 //      on the rank's own progress (its sibling blocks, or its own late start as a straggler).
 class Spinner {
  public:
-  __device__ Spinner(const LlKernelParams& p, int rank, bool firstBlock)
-      : p_(p), rank_(rank), firstBlock_(firstBlock), deadline_(globalTimer() + p.timeoutNs),
+  __device__ Spinner(const LlKernelParams& p, int rank, int program, bool firstBlock)
+      : p_(p), rank_(rank), program_(program), firstBlock_(firstBlock), deadline_(globalTimer() + p.timeoutNs),
         graceNs_(p.timeoutNs / kGraceDivisor > kMinGraceNs ? p.timeoutNs / kGraceDivisor : kMinGraceNs) {}
 
-  // Waits until *word >= target; false on timeout or abort.
-  __device__ bool waitAtLeast(const unsigned long long* word, unsigned long long target, int waitedRank, int waitedStep) {
+  // Waits until *word >= target; false on timeout or abort. `waited`: the program waited for.
+  __device__ bool waitAtLeast(const unsigned long long* word, unsigned long long target, int waited, int waitedStep) {
     const bool sys = p_.systemScope != 0;
     for (unsigned int i = 0; loadAcquire(word, sys) < target; ++i)
-      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waitedRank, waitedStep)) return false;
+      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waited, waitedStep)) return false;
     return true;
   }
-  __device__ bool waitAtLeast32(const unsigned int* word, unsigned int target, int waitedRank, int waitedStep) {
+  __device__ bool waitAtLeast32(const unsigned int* word, unsigned int target, int waited, int waitedStep) {
     const bool sys = p_.systemScope != 0;
     for (unsigned int i = 0; loadAcquire32(word, sys) < target; ++i)
-      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waitedRank, waitedStep)) return false;
+      if ((i & kCheckEvery) == kCheckEvery && !stillOk(waited, waitedStep)) return false;
     return true;
   }
 
@@ -78,19 +78,19 @@ class Spinner {
   static constexpr unsigned long long kGraceDivisor = 4;
   static constexpr unsigned long long kMinGraceNs = 1000000;
 
-  __device__ unsigned long long reportLevel(int waitedRank, int waitedStep) const {
-    if (!firstBlock_ || waitedRank == rank_) return 2;
+  __device__ unsigned long long reportLevel(int waited, int waitedStep) const {
+    if (!firstBlock_ || waited == program_) return 2;
     return waitedStep < 0 ? 0 : 1;
   }
 
-  __device__ bool stillOk(int waitedRank, int waitedStep) {
+  __device__ bool stillOk(int waited, int waitedStep) {
     if (*static_cast<volatile unsigned int*>(p_.abortFlag) != 0) return false;
     const unsigned long long now = globalTimer();
-    if (now < deadline_ + reportLevel(waitedRank, waitedStep) * graceNs_) return true;
+    if (now < deadline_ + reportLevel(waited, waitedStep) * graceNs_) return true;
     if (atomicCAS(p_.abortFlag, 0U, 1U) == 0U) {  // the first on this device reports
       volatile LlErrorReport* r = p_.report;
       r->rank = rank_;
-      r->waitedRank = waitedRank;
+      r->waitedRank = p_.programRank[waited];
       r->waitedStep = waitedStep;
       __threadfence_system();
       r->flag = 1U;
@@ -101,6 +101,7 @@ class Spinner {
 
   const LlKernelParams& p_;
   int rank_;
+  int program_;
   bool firstBlock_;
   unsigned long long deadline_;
   unsigned long long graceNs_;
@@ -113,11 +114,12 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
   const int li = static_cast<int>(blockIdx.x) / p.blocksPerRank;
   const int bi = static_cast<int>(blockIdx.x) % p.blocksPerRank;
   const LlRankSlot slot = p.local[li];
-  const int rank = slot.rank;
+  const int rank = slot.rank;        // whose buffers
+  unsigned long long* const mine = p.progress[slot.program];
   const bool sys = p.systemScope != 0;
   const unsigned long long base = p.seq << 32;
   const bool leader = bi == 0 && threadIdx.x == 0;
-  Spinner spin(p, rank, bi == 0);
+  Spinner spin(p, rank, slot.program, bi == 0);
 
   if (leader) {  // this rank starts (late, if it is the straggler)
     if (rank == p.stragglerRank) {  // arrives late, but not after the others gave up
@@ -125,16 +127,17 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
       while (globalTimer() - t0 < p.stragglerDelayNs && *static_cast<volatile unsigned int*>(p.abortFlag) == 0)
         __nanosleep(256);
     }
-    storeRelease(p.progress[rank], base, sys);
+    storeRelease(mine, base, sys);
   }
 
   for (int i = 0; i < slot.stepCount; ++i) {
     const LlStep s = p.steps[slot.stepBegin + i];
     if (threadIdx.x == 0) {
-      bool good = spin.waitAtLeast(p.progress[rank], base + static_cast<unsigned>(i), rank, i - 1);
+      bool good = spin.waitAtLeast(mine, base + static_cast<unsigned>(i), slot.program, i - 1);
       for (int w = 0; good && w < s.waitCount; ++w) {
         const LlWait wait = p.waits[s.waitBegin + w];
-        good = spin.waitAtLeast(p.progress[wait.rank], base + static_cast<unsigned>(wait.step + 1), wait.rank, wait.step);
+        good = spin.waitAtLeast(p.progress[wait.program], base + static_cast<unsigned>(wait.step + 1), wait.program,
+                                wait.step);
       }
       ok = good;
     }
@@ -155,12 +158,12 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
       fence(sys);
       const unsigned long long done = base + static_cast<unsigned>(i + 1);
       if (p.blocksPerRank == 1) {
-        storeRelease(p.progress[rank], done, sys);
+        storeRelease(mine, done, sys);
       } else {
         atomicAdd(p.arrive + li, 1U);
         if (bi == 0 &&
-            spin.waitAtLeast32(p.arrive + li, static_cast<unsigned>((i + 1) * p.blocksPerRank), rank, i))
-          storeRelease(p.progress[rank], done, sys);
+            spin.waitAtLeast32(p.arrive + li, static_cast<unsigned>((i + 1) * p.blocksPerRank), slot.program, i))
+          storeRelease(mine, done, sys);
       }
     }
   }
@@ -169,7 +172,8 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
     bool good = true;
     for (int w = 0; good && w < slot.finalCount; ++w) {
       const LlWait wait = p.waits[slot.finalBegin + w];
-      good = spin.waitAtLeast(p.progress[wait.rank], base + static_cast<unsigned>(wait.step + 1), wait.rank, wait.step);
+      good = spin.waitAtLeast(p.progress[wait.program], base + static_cast<unsigned>(wait.step + 1), wait.program,
+                              wait.step);
     }
     if (p.blocksPerRank > 1) p.arrive[li] = 0;  // every block arrived at the last step
   }

@@ -1,10 +1,11 @@
 // The low-latency ordering's persistent kernel: its device handles and its host entry points.
 //
-// One cooperative launch per device runs every step of every rank on that device. Each rank owns
-// blocksPerRank blocks; before a step its blocks wait (thread 0 spinning) until their own rank's
-// previous step and the step's waits (lowering.h) have completed, read from per-rank progress words in
-// device memory; after the step the rank's leader block publishes progress = (seq << 32) | (step + 1)
-// with release semantics once every block of the rank arrived. seq grows by one per call, so words
+// One cooperative launch per device runs every step of every program (a rank's channel, lowering.h)
+// on that device. Each program owns blocksPerRank blocks (so a rank's channels run on separate
+// blocks, side by side); before a step its blocks wait (thread 0 spinning) until their own program's
+// previous step and the step's waits (lowering.h) have completed, read from per-program progress words
+// in device memory; after the step the program's leader block publishes progress = (seq << 32) |
+// (step + 1) with release semantics once every block of the program arrived. seq grows by one per call, so words
 // never need a reset between calls. Every spin is bounded by %globaltimer: past the timeout the
 // block records who it waited for in a host-mapped report, raises the device's abort word (which
 // the other spinning blocks poll) and returns; the host turns the report into a TimeoutError.
@@ -20,7 +21,8 @@
 
 namespace cclab::cuda {
 
-inline constexpr int kMaxLlRanks = 32;  // kernel parameters hold per-rank pointers by value
+inline constexpr int kMaxLlRanks = 32;     // kernel parameters hold per-rank pointers by value
+inline constexpr int kMaxLlPrograms = 64;  // and per-program slots and progress words
 
 struct LlStep {
   std::int64_t dstOff = 0, localOff = 0, srcOff = 0, count = 0;  // elements
@@ -31,11 +33,12 @@ struct LlStep {
   std::uint8_t dstBuf = 0, localBuf = 0, srcBuf = 0;  // plan::Buf
 };
 struct LlWait {
-  std::int32_t rank = 0;
-  std::int32_t step = 0;  // -1: the rank's start
+  std::int32_t program = 0;
+  std::int32_t step = 0;  // -1: the program's start
 };
-struct LlRankSlot {  // one rank of this device
+struct LlRankSlot {  // one program (a rank's channel) of this device
   std::int32_t rank = 0;
+  std::int32_t program = 0;  // its progress word
   std::int32_t stepBegin = 0, stepCount = 0;    // into the device's LlStep table
   std::int32_t finalBegin = 0, finalCount = 0;  // into the LlWait table
 };
@@ -43,17 +46,18 @@ struct LlErrorReport {  // host-mapped, one per device; the first block of the d
   unsigned int flag = 0;
   int rank = -1;
   int waitedRank = -1;
-  int waitedStep = 0;
+  int waitedStep = 0;  // a step of the waited rank's program (its channel's own numbering)
 };
 
 struct LlKernelParams {
   const LlStep* steps = nullptr;
   const LlWait* waits = nullptr;
-  LlRankSlot local[kMaxLlRanks] = {};
-  int nLocal = 0;
-  int blocksPerRank = 1;
-  unsigned long long* progress[kMaxLlRanks] = {};  // by global rank; peers' words via peer access
-  unsigned int* arrive = nullptr;                  // by local index, this device
+  LlRankSlot local[kMaxLlPrograms] = {};
+  int nLocal = 0;                                     // programs on this device
+  int blocksPerRank = 1;                              // blocks per program
+  unsigned long long* progress[kMaxLlPrograms] = {};  // by global program; peers' words via peer access
+  int programRank[kMaxLlPrograms] = {};               // the rank of each global program (for reports)
+  unsigned int* arrive = nullptr;                     // by local index, this device
   unsigned int* abortFlag = nullptr;               // this device
   LlErrorReport* report = nullptr;                 // this device's, a device pointer to host-mapped memory
   void* base[kMaxLlRanks][3] = {};                 // by global rank, by plan::Buf

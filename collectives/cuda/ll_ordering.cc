@@ -10,7 +10,10 @@
 namespace cclab::cuda {
 namespace {
 
-std::size_t flagsBytes(std::size_t nLocal) { return nLocal * sizeof(unsigned long long) + (nLocal + 1) * sizeof(unsigned int); }
+// Per device: a progress word and an arrival counter for each program slot (a program is a rank's
+// channel; a plan's programs on the device take slots 0, 1, ...), and the abort word.
+constexpr std::size_t kSlots = kMaxLlPrograms;
+std::size_t flagsBytes() { return kSlots * sizeof(unsigned long long) + (kSlots + 1) * sizeof(unsigned int); }
 
 LlStep toLlStep(const Step& s, std::int32_t waitBegin) {
   LlStep o;
@@ -46,9 +49,9 @@ unsigned long long* LowLatencyOrdering::DeviceState::progress(int local) const {
   return static_cast<unsigned long long*>(flags.get()) + local;
 }
 unsigned int* LowLatencyOrdering::DeviceState::arrive() const {
-  return reinterpret_cast<unsigned int*>(static_cast<unsigned long long*>(flags.get()) + ranks.size());
+  return reinterpret_cast<unsigned int*>(static_cast<unsigned long long*>(flags.get()) + kSlots);
 }
-unsigned int* LowLatencyOrdering::DeviceState::abortFlag() const { return arrive() + ranks.size(); }
+unsigned int* LowLatencyOrdering::DeviceState::abortFlag() const { return arrive() + kSlots; }
 
 LowLatencyOrdering::LowLatencyOrdering(CudaContext& context) : context_(context) {
   const DeviceMap& map = context.map();
@@ -62,7 +65,7 @@ LowLatencyOrdering::LowLatencyOrdering(CudaContext& context) : context_(context)
     DeviceState s;
     s.device = d;
     s.ranks = map.ranksOf(d);
-    s.flags = DeviceMemory(d, flagsBytes(s.ranks.size()));
+    s.flags = DeviceMemory(d, flagsBytes());
     s.stream = context.rank(s.ranks.front()).stream();
     {
       DeviceGuard guard(d);  // on the kernel's stream (see upload), then settled before any call
@@ -84,27 +87,33 @@ const std::vector<LowLatencyOrdering::DeviceTables>& LowLatencyOrdering::tablesF
     tables_.clear();
   }
   const LoweredPlan& lp = *call.lowered;
+  if (lp.programs.size() > static_cast<std::size_t>(kMaxLlPrograms))
+    throw InvalidArgument("cuda ll: at most " + std::to_string(kMaxLlPrograms) + " programs (ranks x channels), got " +
+                          std::to_string(lp.programs.size()) + "; use fewer channels or order=events");
   std::vector<DeviceTables> all;
   for (const DeviceState& d : devices_) {
     std::vector<LlStep> steps;
     std::vector<LlWait> waits;
     DeviceTables t;
-    for (int r : d.ranks) {
-      const RankProgram& prog = lp.ranks[static_cast<std::size_t>(r)];
-      LlRankSlot slot;
-      slot.rank = r;
-      slot.stepBegin = static_cast<std::int32_t>(steps.size());
-      slot.stepCount = static_cast<std::int32_t>(prog.steps.size());
-      for (const Step& s : prog.steps) {
-        steps.push_back(toLlStep(s, static_cast<std::int32_t>(waits.size())));
-        for (const StepRef& w : s.waits) waits.push_back({w.rank, w.step});
-        t.maxStepElems = std::max(t.maxStepElems, s.count());
+    for (int r : d.ranks)
+      for (int program = lp.firstProgram[static_cast<std::size_t>(r)]; program < lp.firstProgram[static_cast<std::size_t>(r) + 1];
+           ++program) {
+        const RankProgram& prog = lp.programs[static_cast<std::size_t>(program)];
+        LlRankSlot slot;
+        slot.rank = r;
+        slot.program = program;
+        slot.stepBegin = static_cast<std::int32_t>(steps.size());
+        slot.stepCount = static_cast<std::int32_t>(prog.steps.size());
+        for (const Step& s : prog.steps) {
+          steps.push_back(toLlStep(s, static_cast<std::int32_t>(waits.size())));
+          for (const StepRef& w : s.waits) waits.push_back({w.program, w.step});
+          t.maxStepElems = std::max(t.maxStepElems, s.count());
+        }
+        slot.finalBegin = static_cast<std::int32_t>(waits.size());
+        slot.finalCount = static_cast<std::int32_t>(prog.finalWaits.size());
+        for (const StepRef& w : prog.finalWaits) waits.push_back({w.program, w.step});
+        t.slots.push_back(slot);
       }
-      slot.finalBegin = static_cast<std::int32_t>(waits.size());
-      slot.finalCount = static_cast<std::int32_t>(prog.finalWaits.size());
-      for (const StepRef& w : prog.finalWaits) waits.push_back({w.rank, w.step});
-      t.slots.push_back(slot);
-    }
     DeviceGuard guard(d.device);
     t.steps = upload(d.device, d.stream, steps);
     t.waits = upload(d.device, d.stream, waits);
@@ -131,10 +140,14 @@ void LowLatencyOrdering::run(const PreparedCall& call) {
     LlKernelParams p;
     p.steps = static_cast<const LlStep*>(t.steps.get());
     p.waits = static_cast<const LlWait*>(t.waits.get());
-    p.nLocal = static_cast<int>(dev.ranks.size());
+    p.nLocal = static_cast<int>(t.slots.size());
     for (int i = 0; i < p.nLocal; ++i) p.local[i] = t.slots[static_cast<std::size_t>(i)];
-    for (const DeviceState& other : devices_)
-      for (std::size_t i = 0; i < other.ranks.size(); ++i) p.progress[other.ranks[i]] = other.progress(static_cast<int>(i));
+    for (std::size_t od = 0; od < devices_.size(); ++od)  // program -> its slot's word on its device
+      for (std::size_t i = 0; i < tables[od].slots.size(); ++i) {
+        const LlRankSlot& slot = tables[od].slots[i];
+        p.progress[slot.program] = devices_[od].progress(static_cast<int>(i));
+        p.programRank[slot.program] = slot.rank;
+      }
     for (int r = 0; r < context_.nranks(); ++r)
       for (int b = 0; b < 3; ++b) p.base[r][b] = call.pointers[static_cast<std::size_t>(r)].base[b];
     p.arrive = dev.arrive();
@@ -152,6 +165,7 @@ void LowLatencyOrdering::run(const PreparedCall& call) {
     const LowLatencyGeometry grid =
         lowLatencyGeometry(t.maxStepElems * static_cast<std::int64_t>(elem), p.nLocal, resident);
 
+    p.blocksPerRank = grid.blocksPerRank;  // the kernel finds its program as blockIdx / blocksPerRank
     launchLowLatency(dev.stream, call.type, call.op, p, grid);
     for (int r : dev.ranks) {
       const AvgFinish& avg = call.avg[static_cast<std::size_t>(r)];

@@ -5,6 +5,7 @@
 #include <map>
 #include <stdexcept>
 #include <string>
+#include <tuple>
 #include <utility>
 
 #include "collectives/core/errors.h"
@@ -14,23 +15,25 @@ namespace cclab::cuda {
 namespace {
 
 struct SendRecord {
-  int sender = 0;
-  std::int32_t position = 0;  // steps the sender issued before this send
+  int program = 0;
+  std::int32_t position = 0;  // steps the sending program issued before this send
   plan::Range src;
 };
 
-struct SentRange {  // a range a rank sent, and the receiver's step that reads it
+struct SentRange {  // a range a program sent, and the receiver's step that reads it
   std::int32_t position = 0;
   plan::Range src;
   StepRef reader;
 };
 
+using ConnectionKey = std::tuple<int, int, int>;  // channel, from, to
+
 plan::Range sliceOf(const plan::Range& r, std::int64_t lo, std::int64_t hi) { return {r.buf, r.offset + lo, hi - lo}; }
 
-// Keeps one wait per rank, the latest step (a rank's steps complete in order).
+// Keeps one wait per program, the latest step (a program's steps complete in order; kStart < any step).
 void addWait(std::vector<StepRef>& waits, StepRef w) {
   for (StepRef& x : waits)
-    if (x.rank == w.rank) {
+    if (x.program == w.program) {
       x.step = std::max(x.step, w.step);
       return;
     }
@@ -47,13 +50,13 @@ class Lowering {
     out_.nranks = n_;
     out_.sliceElems = sliceElems;
     out_.scratchCount = plan.scratchCount;
-    out_.ranks.resize(static_cast<std::size_t>(n_));
   }
 
   LoweredPlan run() {
     for (int r = 0; r < n_; ++r) collectSteps(r);
+    out_.firstProgram.push_back(static_cast<int>(out_.programs.size()));
     pairSendsWithReceives();
-    for (int r = 0; r < n_; ++r) orderWritesAfterSends(r);
+    for (int p = 0; p < static_cast<int>(out_.programs.size()); ++p) orderWritesAfterSends(p);
     markSignalsAndBuffers();
     buildIssueOrder();
     return std::move(out_);
@@ -63,7 +66,7 @@ class Lowering {
   [[nodiscard]] BufferAlias aliasOf(int r) const {
     return aliases_.empty() ? BufferAlias{} : aliases_[static_cast<std::size_t>(r)];
   }
-  RankProgram& program(int r) { return out_.ranks[static_cast<std::size_t>(r)]; }
+  RankProgram& program(int p) { return out_.programs[static_cast<std::size_t>(p)]; }
 
   // A step's threads read and write in parallel: an operand may be its destination exactly (dst =
   // dst (op) x), never shifted against it.
@@ -74,86 +77,130 @@ class Lowering {
                              "at another offset");
   }
 
-  // Pass 1: rank r's slices in executor order (plan::SliceCursor): a step per Copy that is not in
-  // place and per received slice; sends are only recorded, with the sender's position.
+  // Pass 1: rank r's programs, one per channel it has ops in (an empty one if none), each with its
+  // slices in executor order (plan::SliceCursor over the channel's ops): a step per Copy that is not in
+  // place, per received slice, and p per ReduceAll slice; sends are only recorded, with their position.
   void collectSteps(int r) {
-    auto& steps = program(r).steps;
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(r)];
-    for (plan::SliceCursor cur(ops, slice_); !cur.done(); cur.advance()) {
-      const plan::Op& op = ops[cur.opIndex()];
-      const auto [lo, hi] = cur.sliceRange();
-      if ((op.kind != plan::OpKind::Copy) && op.peer == r)
-        throw std::logic_error("lowerPlan: rank " + std::to_string(r) + " sends to itself");
-      switch (op.kind) {
-        case plan::OpKind::ReduceAll:
-          throw InvalidArgument("lowerPlan: the CUDA lowering cannot run ReduceAll (oneshot, twoshot) yet");
-        case plan::OpKind::Send:
-          sends_[{r, op.peer}].push_back({r, static_cast<std::int32_t>(steps.size()), sliceOf(op.src, lo, hi)});
-          break;
-        case plan::OpKind::Copy: {
-          const plan::Range src = sliceOf(op.src, lo, hi), dst = sliceOf(op.dst, lo, hi);
-          if (locate(src.buf, src.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r))) break;  // in place
-          checkNoShiftedOverlap(r, dst, src);
+    out_.firstProgram.push_back(static_cast<int>(out_.programs.size()));
+    std::int32_t eventBase = 0;
+    const auto channels = plan::channelOps(plan_, r);
+    for (int c = 0; c < static_cast<int>(channels.size()); ++c) {
+      const std::span<const plan::Op> ops = channels[static_cast<std::size_t>(c)];
+      if (ops.empty()) continue;
+      const int prog = static_cast<int>(out_.programs.size());
+      out_.programs.push_back({r, c, eventBase, {}, {}, false});
+      for (plan::SliceCursor cur(ops, slice_); !cur.done(); cur.advance()) {
+        const plan::Op& op = ops[cur.opIndex()];
+        const auto [lo, hi] = cur.sliceRange();
+        lowerSlice(r, prog, op, lo, hi);
+      }
+      eventBase += static_cast<std::int32_t>(program(prog).steps.size());
+    }
+    if (out_.firstProgram.back() == static_cast<int>(out_.programs.size())) out_.programs.push_back({r, 0, 0, {}, {}, false});
+  }
+
+  void lowerSlice(int r, int prog, const plan::Op& op, std::int64_t lo, std::int64_t hi) {
+    auto& steps = program(prog).steps;
+    const bool pointToPoint = op.kind == plan::OpKind::Send || op.kind == plan::OpKind::Recv || op.kind == plan::OpKind::RecvReduce;
+    if (pointToPoint && op.peer == r) throw std::logic_error("lowerPlan: rank " + std::to_string(r) + " sends to itself");
+    auto receive = [&](int from, Step s) {
+      s.srcRank = from;
+      receives_[{op.channel, from, r}].push_back({prog, static_cast<std::int32_t>(steps.size())});
+      steps.push_back(std::move(s));
+    };
+    switch (op.kind) {
+      case plan::OpKind::Send:
+        sends_[{op.channel, r, op.peer}].push_back({prog, static_cast<std::int32_t>(steps.size()), sliceOf(op.src, lo, hi)});
+        break;
+      case plan::OpKind::Copy: {
+        const plan::Range src = sliceOf(op.src, lo, hi), dst = sliceOf(op.dst, lo, hi);
+        if (locate(src.buf, src.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r))) break;  // in place
+        checkNoShiftedOverlap(r, dst, src);
+        Step s;
+        s.kind = StepKind::Copy;
+        s.dst = dst;
+        s.srcRank = r;
+        s.src = src;
+        steps.push_back(std::move(s));
+        break;
+      }
+      case plan::OpKind::Recv:
+      case plan::OpKind::RecvReduce: {
+        Step s;
+        s.kind = op.kind == plan::OpKind::Recv ? StepKind::Copy : StepKind::Reduce;
+        s.dst = sliceOf(op.dst, lo, hi);
+        if (s.kind == StepKind::Reduce) {
+          s.local = sliceOf(op.src, lo, hi);
+          checkNoShiftedOverlap(r, s.dst, s.local);
+        }
+        receive(op.peer, std::move(s));
+        break;
+      }
+      case plan::OpKind::ReduceAll: {
+        // dst = v_0, then dst = dst (op) v_q for q = 1..p-1; v_r is this rank's own src.
+        const plan::Range dst = sliceOf(op.dst, lo, hi), own = sliceOf(op.src, lo, hi);
+        const bool ownIsDst = locate(own.buf, own.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r));
+        if (r != 0 && overlaps(dst, own, aliasOf(r)))
+          throw std::logic_error("lowerPlan: rank " + std::to_string(r) +
+                                 " has a ReduceAll that writes over its own operand before folding it in");
+        for (int q = 0; q < n_; ++q) {
           Step s;
-          s.kind = StepKind::Copy;
+          s.kind = q == 0 ? StepKind::Copy : StepKind::Reduce;
           s.dst = dst;
-          s.srcRank = r;
-          s.src = src;
-          steps.push_back(std::move(s));
-          break;
-        }
-        case plan::OpKind::Recv:
-        case plan::OpKind::RecvReduce: {
-          Step s;
-          s.kind = op.kind == plan::OpKind::Recv ? StepKind::Copy : StepKind::Reduce;
-          s.dst = sliceOf(op.dst, lo, hi);
-          if (s.kind == StepKind::Reduce) {
-            s.local = sliceOf(op.src, lo, hi);
-            checkNoShiftedOverlap(r, s.dst, s.local);
+          if (q > 0) s.local = dst;
+          if (q != r) {
+            receive(q, std::move(s));
+            continue;
           }
-          s.srcRank = op.peer;
-          receives_[{op.peer, r}].push_back(static_cast<std::int32_t>(steps.size()));
+          if (q == 0 && ownIsDst) continue;  // rank 0's own value is already in place
+          checkNoShiftedOverlap(r, dst, own);
+          s.srcRank = r;
+          s.src = own;
           steps.push_back(std::move(s));
-          break;
         }
+        break;
       }
     }
   }
 
-  // Pass 2: the k-th send on a channel pairs with the k-th receive (FIFO); the receiving step reads
-  // the sent range and waits for the sender's preceding step (data ready).
+  // Pass 2: the k-th send on a connection (channel, from, to) pairs with the k-th receive (FIFO); the
+  // receiving step reads the sent range and waits for the sending program's preceding step (data ready).
   void pairSendsWithReceives() {
-    sent_.resize(static_cast<std::size_t>(n_));
+    sent_.resize(out_.programs.size());
     for (const auto& [key, list] : sends_) {
+      const auto [channel, from, to] = key;
       auto it = receives_.find(key);
       const std::size_t got = it == receives_.end() ? 0 : it->second.size();
       if (got != list.size())
-        throw std::logic_error("lowerPlan: rank " + std::to_string(key.first) + " sends " + std::to_string(list.size()) +
-                               " slices to rank " + std::to_string(key.second) + ", which receives " + std::to_string(got));
+        throw std::logic_error("lowerPlan: rank " + std::to_string(from) + " sends " + std::to_string(list.size()) +
+                               " slices to rank " + std::to_string(to) + " on channel " + std::to_string(channel) +
+                               ", which receives " + std::to_string(got));
       for (std::size_t k = 0; k < list.size(); ++k) {
         const SendRecord& snd = list[k];
-        const std::int32_t idx = it->second[k];
-        Step& step = program(key.second).steps[static_cast<std::size_t>(idx)];
+        const auto [prog, idx] = it->second[k];
+        Step& step = program(prog).steps[static_cast<std::size_t>(idx)];
         if (step.count() != snd.src.count)
-          throw std::logic_error("lowerPlan: rank " + std::to_string(key.second) + " expects " +
-                                 std::to_string(step.count()) + " elements, rank " + std::to_string(key.first) +
-                                 " sends " + std::to_string(snd.src.count));
+          throw std::logic_error("lowerPlan: rank " + std::to_string(to) + " expects " + std::to_string(step.count()) +
+                                 " elements, rank " + std::to_string(from) + " sends " + std::to_string(snd.src.count));
         step.src = snd.src;
-        addWait(step.waits, {snd.sender, snd.position - 1});
-        sent_[static_cast<std::size_t>(snd.sender)].push_back({snd.position, snd.src, {key.second, idx}});
+        addWait(step.waits, {snd.program, snd.position - 1});
+        sent_[static_cast<std::size_t>(snd.program)].push_back({snd.position, snd.src, {prog, idx}});
       }
     }
     for (const auto& [key, list] : receives_)
       if (!sends_.contains(key))
-        throw std::logic_error("lowerPlan: rank " + std::to_string(key.second) + " receives " + std::to_string(list.size()) +
-                               " slices from rank " + std::to_string(key.first) + ", which sends none");
+        throw std::logic_error("lowerPlan: rank " + std::to_string(std::get<2>(key)) + " receives " +
+                               std::to_string(list.size()) + " slices from rank " + std::to_string(std::get<1>(key)) +
+                               ", which sends none");
   }
 
-  // Pass 3: write after send. A step of rank r that overwrites a range r sent waits for its reader;
-  // sends still unread at the end become r's final waits.
-  void orderWritesAfterSends(int r) {
-    auto& prog = program(r);
-    auto& pending = sent_[static_cast<std::size_t>(r)];
+  // Pass 3: write after send. A step of program p that overwrites a range p sent waits for its reader;
+  // sends still unread at the end become p's final waits. (Channels never touch the same elements,
+  // plan.h, so a program need only look at its own sends.)
+  void orderWritesAfterSends(int p) {
+    auto& prog = program(p);
+    const int r = prog.rank;
+    auto& pending = sent_[static_cast<std::size_t>(p)];
     std::stable_sort(pending.begin(), pending.end(),
                      [](const SentRange& a, const SentRange& b) { return a.position < b.position; });
     std::vector<SentRange> active;
@@ -175,7 +222,7 @@ class Lowering {
   // and the largest step.
   void markSignalsAndBuffers() {
     auto mark = [&](const StepRef& w) {
-      auto& prog = program(w.rank);
+      auto& prog = program(w.program);
       if (w.step == StepRef::kStart)
         prog.startSignals = true;
       else
@@ -186,13 +233,13 @@ class Lowering {
       if (r.count <= 0) return;
       out_.usedBuffers[static_cast<std::size_t>(rank)] |= static_cast<std::uint8_t>(1U << static_cast<unsigned>(r.buf));
     };
-    for (int r = 0; r < n_; ++r)
-      for (const Step& s : program(r).steps) {
-        use(r, s.dst);
+    for (const auto& prog : out_.programs)
+      for (const Step& s : prog.steps) {
+        use(prog.rank, s.dst);
         use(s.srcRank, s.src);
-        if (s.kind == StepKind::Reduce) use(r, s.local);
+        if (s.kind == StepKind::Reduce) use(prog.rank, s.local);
       }
-    for (const auto& prog : out_.ranks) {
+    for (const auto& prog : out_.programs) {
       for (const Step& s : prog.steps) {
         for (const StepRef& w : s.waits) mark(w);
         out_.maxStepElems = std::max(out_.maxStepElems, s.count());
@@ -201,24 +248,26 @@ class Lowering {
     }
   }
 
-  // Pass 5: a topological order, ranks taken round-robin as far as each can go; none left that can
+  // Pass 5: a topological order, programs taken round-robin as far as each can go; none left that can
   // go means a cycle.
   void buildIssueOrder() {
-    std::vector<std::int32_t> issued(static_cast<std::size_t>(n_), 0);
+    const int np = static_cast<int>(out_.programs.size());
+    std::vector<std::int32_t> issued(static_cast<std::size_t>(np), 0);
     std::size_t total = 0;
-    for (const auto& prog : out_.ranks) total += prog.steps.size();
+    for (const auto& prog : out_.programs) total += prog.steps.size();
     out_.issueOrder.reserve(total);
     while (out_.issueOrder.size() < total) {
       bool progress = false;
-      for (int r = 0; r < n_; ++r) {
-        const auto& steps = program(r).steps;
-        auto& i = issued[static_cast<std::size_t>(r)];
+      for (int p = 0; p < np; ++p) {
+        const auto& steps = program(p).steps;
+        auto& i = issued[static_cast<std::size_t>(p)];
         while (i < static_cast<std::int32_t>(steps.size())) {
           const auto& waits = steps[static_cast<std::size_t>(i)].waits;
-          const bool ready = std::all_of(waits.begin(), waits.end(),
-                                         [&](const StepRef& w) { return w.step < issued[static_cast<std::size_t>(w.rank)]; });
+          const bool ready = std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) {
+            return w.step < issued[static_cast<std::size_t>(w.program)];
+          });
           if (!ready) break;
-          out_.issueOrder.push_back({r, i++});
+          out_.issueOrder.push_back({p, i++});
           progress = true;
         }
       }
@@ -233,12 +282,18 @@ class Lowering {
   std::int64_t slice_;
   std::span<const BufferAlias> aliases_;
   LoweredPlan out_;
-  std::map<std::pair<int, int>, std::vector<SendRecord>> sends_;        // (from, to)
-  std::map<std::pair<int, int>, std::vector<std::int32_t>> receives_;  // (from, to) -> receiver's steps
-  std::vector<std::vector<SentRange>> sent_;                           // per sender
+  std::map<ConnectionKey, std::vector<SendRecord>> sends_;
+  std::map<ConnectionKey, std::vector<std::pair<int, std::int32_t>>> receives_;  // -> (program, step)
+  std::vector<std::vector<SentRange>> sent_;                                     // per sending program
 };
 
 }  // namespace
+
+std::size_t LoweredPlan::stepsOfRank(int rank) const {
+  std::size_t n = 0;
+  for (const RankProgram& prog : programsOf(rank)) n += prog.steps.size();
+  return n;
+}
 
 LoweredPlan lowerPlan(const plan::Plan& plan, std::int64_t sliceElems, std::span<const BufferAlias> aliases) {
   return Lowering(plan, sliceElems, aliases).run();
@@ -246,7 +301,7 @@ LoweredPlan lowerPlan(const plan::Plan& plan, std::int64_t sliceElems, std::span
 
 Traffic traffic(const LoweredPlan& lowered) {
   Traffic t;
-  for (const RankProgram& prog : lowered.ranks)
+  for (const RankProgram& prog : lowered.programs)
     for (const Step& s : prog.steps) {
       t.readElems += s.count() * (s.kind == StepKind::Reduce ? 2 : 1);
       t.writtenElems += s.count();

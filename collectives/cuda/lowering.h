@@ -1,18 +1,23 @@
-// Plan lowering: a Plan and a slice size become, for every rank, an ordered list of GPU steps.
+// Plan lowering: a Plan and a slice size become ordered lists of GPU steps, one list ("program") per
+// (rank, channel): a rank's channels are independent programs, so an ordering runs them side by side
+// (the events ordering on one stream per channel, the ll kernel on separate thread blocks, as NCCL's
+// channels run on separate SMs).
 //
 // The CUDA executor pulls: the receiver of a message does the work. Every Recv / RecvReduce slice
-// becomes one step on the receiving rank that reads the sender's buffer directly (peer load), and
-// every local Copy one step; Send slices do no work of their own and only order the two sides:
-//   - data ready: the receiver's step waits until the sender finished every step that precedes the
-//     send in the sender's order (or the sender's start, when none does);
+// becomes one step on the receiving program that reads the sender's buffer directly (peer load), and
+// every local Copy one step; a ReduceAll slice becomes p steps folding every rank's range in rank order
+// (a copy of rank 0's, then a reduce of each next one), so every rank gets the plan's bits. Send
+// slices do no work of their own and only order the two sides:
+//   - data ready: the receiver's step waits until the sender's program finished every step that
+//     precedes the send in that program (or the program's start, when none does);
 //   - write after send: a sender's step that overwrites a range it sent (aliases resolved, see
 //     buffer_alias.h) waits until the receiver's step that read it finished; sends still unread at
-//     the end become the rank's final waits (the caller may reuse the buffer afterwards).
-// Steps of one rank run in order (one stream, or one group of blocks), so a wait names only the
-// latest step of each peer. This is the plan interpreter's single-copy model (interpret.h) with an
-// unbounded channel, so a plan that the interpreter runs cannot deadlock here. `issueOrder` is a
-// topological order of all steps: host code that enqueues steps in it never waits on an event that
-// is not yet recorded. Pure host logic, unit-tested on the CPU.
+//     the end become the program's final waits (the caller may reuse the buffer afterwards).
+// Steps of one program run in order (one stream, or one group of blocks), so a wait names only the
+// latest step of each other program. This is the plan interpreter's single-copy model (interpret.h)
+// with an unbounded connection, so a plan that the interpreter runs cannot deadlock here. `issueOrder`
+// is a topological order of all steps: host code that enqueues steps in it never waits on an event
+// that is not yet recorded. Pure host logic, unit-tested on the CPU.
 #pragma once
 
 #include <cstdint>
@@ -24,11 +29,11 @@
 
 namespace cclab::cuda {
 
-// "Rank `rank` has finished its step `step`"; step kStart means "rank `rank` has started" (its
-// buffers hold the caller's data).
+// "Program `program` has finished its step `step`"; step kStart means "the program has started" (its
+// rank's buffers hold the caller's data).
 struct StepRef {
   static constexpr std::int32_t kStart = -1;
-  int rank = 0;
+  int program = 0;
   std::int32_t step = kStart;
   friend bool operator==(const StepRef&, const StepRef&) = default;
 };
@@ -37,26 +42,31 @@ enum class StepKind : std::uint8_t { Copy, Reduce };
 
 struct Step {
   StepKind kind = StepKind::Copy;
-  plan::Range dst;    // written, on this rank
+  plan::Range dst;    // written, on this program's rank
   plan::Range local;  // Reduce: the local operand, on this rank (dst = local (op) src)
   int srcRank = 0;    // whose memory src lies in (this rank for a local Copy)
   plan::Range src;    // read
-  std::vector<StepRef> waits;  // on other ranks; at most one per rank (the latest)
+  std::vector<StepRef> waits;  // on other programs; at most one per program (the latest)
   bool signals = false;        // some wait names this step
 
   [[nodiscard]] std::int64_t count() const { return dst.count; }
 };
 
 struct RankProgram {
+  int rank = 0;
+  int channel = 0;
+  std::int32_t eventBase = 0;  // steps of the rank's earlier programs (its step events are numbered on)
   std::vector<Step> steps;
-  std::vector<StepRef> finalWaits;  // readers of this rank's last sends
-  bool startSignals = false;        // some wait names this rank's start
+  std::vector<StepRef> finalWaits;  // readers of this program's last sends
+  bool startSignals = false;        // some wait names this program's start
 };
 
 struct LoweredPlan {
   int nranks = 0;
   std::int64_t sliceElems = 0;
-  std::vector<RankProgram> ranks;
+  // Rank by rank, each rank's channels in order; every rank has at least one program (maybe empty).
+  std::vector<RankProgram> programs;
+  std::vector<int> firstProgram;    // per rank, then one past the last: rank r owns [first[r], first[r+1])
   std::vector<StepRef> issueOrder;  // every step once, dependencies first
   std::int64_t maxStepElems = 0;
   std::int64_t scratchCount = 0;  // the plan's scratch elements per rank
@@ -65,6 +75,13 @@ struct LoweredPlan {
   std::vector<std::uint8_t> usedBuffers;
 
   [[nodiscard]] std::size_t stepCount() const { return issueOrder.size(); }
+  [[nodiscard]] std::span<const RankProgram> programsOf(int rank) const {
+    const auto b = static_cast<std::size_t>(firstProgram[static_cast<std::size_t>(rank)]);
+    const auto e = static_cast<std::size_t>(firstProgram[static_cast<std::size_t>(rank) + 1]);
+    return std::span<const RankProgram>(programs).subspan(b, e - b);
+  }
+  // Steps of all of a rank's programs (the step events it needs).
+  [[nodiscard]] std::size_t stepsOfRank(int rank) const;
 };
 
 // Device-memory traffic of a lowered plan, in elements, summed over all ranks' steps: a Copy reads

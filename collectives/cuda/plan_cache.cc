@@ -9,6 +9,8 @@ std::string PlanRequest::key() const {
   appendKey(k, nranks);
   appendKey(k, count);
   appendKey(k, root);
+  appendKey(k, shape.channels);
+  appendKey(k, shape.ranksPerNode);
   appendKey(k, sliceElems);
   for (const BufferAlias& a : aliases) {
     appendKey(k, a.kind);
@@ -22,7 +24,8 @@ std::shared_ptr<const LoweredPlan> LoweredPlanCache::get(const PlanRequest& requ
   std::lock_guard lock(mutex_);
   if (auto it = plans_.find(key); it != plans_.end()) return it->second;
   if (plans_.size() >= kMaxEntries) plans_.clear();
-  const plan::Plan p = plan::makePlan(request.collective, request.algorithm, request.nranks, request.count, request.root);
+  const plan::Plan p = plan::makePlan(request.collective, request.algorithm, request.nranks, request.count, request.root,
+                                        request.shape);
   auto lowered = std::make_shared<const LoweredPlan>(lowerPlan(p, request.sliceElems, request.aliases));
   plans_.emplace(key, lowered);
   return lowered;

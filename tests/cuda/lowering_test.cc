@@ -35,6 +35,8 @@ struct Shape {
 const Shape kShapes[] = {
     {Collective::AllReduce, Algorithm::Ring},           {Collective::AllReduce, Algorithm::Tree},
     {Collective::AllReduce, Algorithm::DoubleBinaryTree}, {Collective::AllReduce, Algorithm::HalvingDoubling}, {Collective::AllReduce, Algorithm::RecursiveDoubling},
+    {Collective::AllReduce, Algorithm::Hierarchical},   {Collective::AllReduce, Algorithm::OneShot},
+    {Collective::AllReduce, Algorithm::TwoShot},
     {Collective::ReduceScatter, Algorithm::Ring},       {Collective::AllGather, Algorithm::Ring},
     {Collective::Broadcast, Algorithm::Chain},          {Collective::Broadcast, Algorithm::Tree},
     {Collective::Reduce, Algorithm::Chain},             {Collective::Reduce, Algorithm::Tree},
@@ -115,108 +117,124 @@ void execute(const LoweredPlan& lp, const Memory& mem, int rank, const Step& s) 
 }
 
 // Runs the steps in an order the waits allow: the issue order (rng == nullptr) or a random one.
+// The unit of order is a program (a rank's channel): its steps run in order, programs independently.
 void runSteps(const LoweredPlan& lp, const Memory& mem, std::mt19937* rng) {
+  const auto& programs = lp.programs;
   if (!rng) {
-    for (const StepRef& ref : lp.issueOrder) execute(lp, mem, ref.rank, lp.ranks[ref.rank].steps[ref.step]);
+    for (const StepRef& ref : lp.issueOrder)
+      execute(lp, mem, programs[ref.program].rank, programs[ref.program].steps[ref.step]);
     return;
   }
-  std::vector<std::int32_t> done(lp.nranks, 0);
+  const int np = static_cast<int>(programs.size());
+  std::vector<std::int32_t> done(np, 0);
   for (;;) {
     std::vector<int> ready;
-    for (int r = 0; r < lp.nranks; ++r) {
-      const auto& steps = lp.ranks[r].steps;
-      if (done[r] >= static_cast<std::int32_t>(steps.size())) continue;
-      const auto& waits = steps[done[r]].waits;
-      if (std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) { return w.step < done[w.rank]; }))
-        ready.push_back(r);
+    for (int q = 0; q < np; ++q) {
+      const auto& steps = programs[q].steps;
+      if (done[q] >= static_cast<std::int32_t>(steps.size())) continue;
+      const auto& waits = steps[done[q]].waits;
+      if (std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) { return w.step < done[w.program]; }))
+        ready.push_back(q);
     }
     if (ready.empty()) break;
-    const int r = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(*rng)];
-    execute(lp, mem, r, lp.ranks[r].steps[done[r]]);
-    ++done[r];
+    const int q = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(*rng)];
+    execute(lp, mem, programs[q].rank, programs[q].steps[done[q]]);
+    ++done[q];
   }
-  for (int r = 0; r < lp.nranks; ++r) ASSERT_EQ(done[r], static_cast<std::int32_t>(lp.ranks[r].steps.size()));
+  for (int q = 0; q < np; ++q) ASSERT_EQ(done[q], static_cast<std::int32_t>(programs[q].steps.size()));
 }
 
 void checkIssueOrder(const LoweredPlan& lp) {
-  std::vector<std::int32_t> issued(lp.nranks, 0);
+  const auto& programs = lp.programs;
+  ASSERT_EQ(lp.firstProgram.size(), static_cast<std::size_t>(lp.nranks) + 1);
+  for (int r = 0; r < lp.nranks; ++r) {
+    ASSERT_LT(lp.firstProgram[r], lp.firstProgram[r + 1]) << "every rank has a program";
+    for (const RankProgram& prog : lp.programsOf(r)) ASSERT_EQ(prog.rank, r);
+  }
+  std::vector<std::int32_t> issued(programs.size(), 0);
   std::size_t total = 0;
-  for (const auto& prog : lp.ranks) total += prog.steps.size();
+  for (const auto& prog : programs) total += prog.steps.size();
   ASSERT_EQ(lp.issueOrder.size(), total);
   for (const StepRef& ref : lp.issueOrder) {
-    ASSERT_EQ(ref.step, issued[ref.rank]) << "program order";
-    for (const StepRef& w : lp.ranks[ref.rank].steps[ref.step].waits) {
-      ASSERT_NE(w.rank, ref.rank);
-      ASSERT_LT(w.step, issued[w.rank]) << "waits on a step not yet issued";
+    ASSERT_EQ(ref.step, issued[ref.program]) << "program order";
+    for (const StepRef& w : programs[ref.program].steps[ref.step].waits) {
+      ASSERT_NE(w.program, ref.program);
+      ASSERT_LT(w.step, issued[w.program]) << "waits on a step not yet issued";
       if (w.step == StepRef::kStart)
-        ASSERT_TRUE(lp.ranks[w.rank].startSignals);
+        ASSERT_TRUE(programs[w.program].startSignals);
       else
-        ASSERT_TRUE(lp.ranks[w.rank].steps[w.step].signals);
+        ASSERT_TRUE(programs[w.program].steps[w.step].signals);
     }
-    ++issued[ref.rank];
+    ++issued[ref.program];
   }
 }
 
-// Vector clocks: clock[q] = the latest step of rank q known finished (kStart: started; kNever: nothing).
+// Vector clocks over programs: clock[q] = the latest step of program q known finished (kStart:
+// started; kNever: nothing).
 constexpr std::int32_t kNever = INT_MIN;
 
 void checkNoRace(const LoweredPlan& lp, const Memory& mem) {
-  const int n = lp.nranks;
-  std::vector<std::vector<std::vector<std::int32_t>>> clocks(n);
-  auto startClock = [&](int r) {
-    std::vector<std::int32_t> c(n, kNever);
-    c[r] = StepRef::kStart;
+  const auto& programs = lp.programs;
+  const int np = static_cast<int>(programs.size());
+  std::vector<std::vector<std::vector<std::int32_t>>> clocks(np);
+  auto startClock = [&](int q) {
+    std::vector<std::int32_t> c(np, kNever);
+    c[q] = StepRef::kStart;
     return c;
   };
-  auto clockOf = [&](const StepRef& w) { return w.step == StepRef::kStart ? startClock(w.rank) : clocks[w.rank][w.step]; };
+  auto clockOf = [&](const StepRef& w) { return w.step == StepRef::kStart ? startClock(w.program) : clocks[w.program][w.step]; };
   auto join = [](std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
     for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
   };
-  for (int r = 0; r < n; ++r) clocks[r].resize(lp.ranks[r].steps.size());
+  for (int q = 0; q < np; ++q) clocks[q].resize(programs[q].steps.size());
   for (const StepRef& ref : lp.issueOrder) {
-    auto c = ref.step == 0 ? startClock(ref.rank) : clocks[ref.rank][ref.step - 1];
-    for (const StepRef& w : lp.ranks[ref.rank].steps[ref.step].waits) join(c, clockOf(w));
-    c[ref.rank] = ref.step;
-    clocks[ref.rank][ref.step] = c;
+    auto c = ref.step == 0 ? startClock(ref.program) : clocks[ref.program][ref.step - 1];
+    for (const StepRef& w : programs[ref.program].steps[ref.step].waits) join(c, clockOf(w));
+    c[ref.program] = ref.step;
+    clocks[ref.program][ref.step] = c;
   }
-  std::vector<std::vector<std::int32_t>> endClock(n);
-  for (int r = 0; r < n; ++r) {
-    endClock[r] = lp.ranks[r].steps.empty() ? startClock(r) : clocks[r].back();
-    for (const StepRef& w : lp.ranks[r].finalWaits) join(endClock[r], clockOf(w));
+  // A rank is done when all its programs are, with their final waits.
+  std::vector<std::vector<std::int32_t>> rankEnd(lp.nranks, std::vector<std::int32_t>(np, kNever));
+  for (int q = 0; q < np; ++q) {
+    auto end = programs[q].steps.empty() ? startClock(q) : clocks[q].back();
+    for (const StepRef& w : programs[q].finalWaits) join(end, clockOf(w));
+    join(rankEnd[programs[q].rank], end);
   }
 
   struct Access {
-    int rank;
+    int program;
     std::int32_t step;
     bool write;
   };
   std::map<const double*, std::vector<Access>> byElement;  // real addresses: aliasing included
-  auto touch = [&](int owner, const plan::Range& range, int rank, std::int32_t step, bool write) {
+  auto touch = [&](int owner, const plan::Range& range, int q, std::int32_t step, bool write) {
     const double* p = mem.at(owner, range);
-    for (std::int64_t i = 0; i < range.count; ++i) byElement[p + i].push_back({rank, step, write});
-    if (owner != rank) {
-      const auto& c = clocks[rank][step];
-      EXPECT_GE(c[owner], StepRef::kStart) << "rank " << rank << " step " << step << " reads rank " << owner
-                                           << " before it started";
-      EXPECT_GE(endClock[owner][rank], step) << "rank " << owner << " ends before rank " << rank << " step " << step
-                                             << " read its memory";
+    for (std::int64_t i = 0; i < range.count; ++i) byElement[p + i].push_back({q, step, write});
+    if (owner != programs[q].rank) {
+      const auto& c = clocks[q][step];
+      bool started = false;  // some program of the owner has started
+      for (const RankProgram& prog : lp.programsOf(owner))
+        started = started || c[static_cast<std::size_t>(&prog - programs.data())] >= StepRef::kStart;
+      EXPECT_TRUE(started) << "program " << q << " step " << step << " reads rank " << owner << " before it started";
+      EXPECT_GE(rankEnd[owner][q], step) << "rank " << owner << " ends before program " << q << " step " << step
+                                         << " read its memory";
     }
   };
-  for (int r = 0; r < n; ++r)
-    for (std::int32_t i = 0; i < static_cast<std::int32_t>(lp.ranks[r].steps.size()); ++i) {
-      const Step& s = lp.ranks[r].steps[i];
-      touch(s.srcRank, s.src, r, i, false);
-      if (s.kind == StepKind::Reduce) touch(r, s.local, r, i, false);
-      touch(r, s.dst, r, i, true);
+  for (int q = 0; q < np; ++q)
+    for (std::int32_t i = 0; i < static_cast<std::int32_t>(programs[q].steps.size()); ++i) {
+      const Step& s = programs[q].steps[i];
+      touch(s.srcRank, s.src, q, i, false);
+      if (s.kind == StepKind::Reduce) touch(programs[q].rank, s.local, q, i, false);
+      touch(programs[q].rank, s.dst, q, i, true);
     }
   for (const auto& [addr, list] : byElement)
     for (std::size_t a = 0; a < list.size(); ++a)
       for (std::size_t b = a + 1; b < list.size(); ++b) {
         const Access &x = list[a], &y = list[b];
-        if (x.rank == y.rank || (!x.write && !y.write)) continue;
-        const bool ordered = clocks[y.rank][y.step][x.rank] >= x.step || clocks[x.rank][x.step][y.rank] >= y.step;
-        EXPECT_TRUE(ordered) << "race: rank " << x.rank << " step " << x.step << (x.write ? " writes" : " reads")
-                             << ", rank " << y.rank << " step " << y.step << (y.write ? " writes" : " reads");
+        if (x.program == y.program || (!x.write && !y.write)) continue;
+        const bool ordered = clocks[y.program][y.step][x.program] >= x.step || clocks[x.program][x.step][y.program] >= y.step;
+        EXPECT_TRUE(ordered) << "race: program " << x.program << " step " << x.step << (x.write ? " writes" : " reads")
+                             << ", program " << y.program << " step " << y.step << (y.write ? " writes" : " reads");
         if (!ordered) return;
       }
 }
@@ -227,18 +245,20 @@ struct Case {
   std::int64_t count;
   std::int64_t slice;
   bool inPlace;
+  plan::PlanShape layout = {};  // channels, ranks per node
 };
 
 std::string name(const Case& c) {
   return std::string(plan::name(c.shape.collective)) + "/" + std::string(plan::name(c.shape.algorithm)) + " p=" +
          std::to_string(c.nranks) + " n=" + std::to_string(c.count) + " slice=" + std::to_string(c.slice) +
-         (c.inPlace ? " in place" : "");
+         (c.inPlace ? " in place" : "") + " channels=" + std::to_string(c.layout.channels) +
+         " ranksPerNode=" + std::to_string(c.layout.ranksPerNode);
 }
 
 void checkCase(const Case& c) {
   SCOPED_TRACE(name(c));
   const int root = c.nranks - 1;
-  const plan::Plan p = plan::makePlan(c.shape.collective, c.shape.algorithm, c.nranks, c.count, root);
+  const plan::Plan p = plan::makePlan(c.shape.collective, c.shape.algorithm, c.nranks, c.count, root, c.layout);
   Memory reference(p, c.inPlace);
   plan::interpret<double>(p, reference.views, [](double a, double b) { return a + b; }, {c.slice, 0});
   const auto want = reference.results(p);
@@ -272,6 +292,55 @@ TEST(Lowering, EveryGeneratorIsRaceFreeAndComputesThePlan) {
           }
 }
 
+// Channels become programs of their own (a rank's channels run side by side); ranks per node change
+// the ring's orders and the hierarchical allreduce's structure.
+TEST(Lowering, ChannelsAndNodesAreRaceFreeAndComputeThePlan) {
+  for (const Shape& shape : kShapes)
+    for (int p : {1, 2, 3, 4, 6, 8})
+      for (int channels : {2, 3})
+        for (int g : {0, 2})
+          for (std::int64_t count : {1, 37})
+            for (bool inPlace : {false, true}) {
+              if (g > 0 && p % g != 0) continue;
+              checkCase({shape, p, count, 5, inPlace, {channels, g}});
+              if (HasFailure()) return;
+            }
+}
+
+TEST(Lowering, EveryChannelIsItsOwnProgram) {
+  const plan::Plan p = plan::makePlan(Collective::AllReduce, Algorithm::Ring, 4, 1000, 0, {4, 2});
+  const LoweredPlan lp = lowerPlan(p, 0);
+  ASSERT_EQ(lp.programs.size(), 16U);
+  for (int r = 0; r < 4; ++r) {
+    const auto programs = lp.programsOf(r);
+    ASSERT_EQ(programs.size(), 4U);
+    std::int32_t eventBase = 0;
+    for (int c = 0; c < 4; ++c) {
+      EXPECT_EQ(programs[c].channel, c);
+      EXPECT_EQ(programs[c].eventBase, eventBase);
+      eventBase += static_cast<std::int32_t>(programs[c].steps.size());
+      for (const Step& s : programs[c].steps)
+        for (const StepRef& w : s.waits) EXPECT_EQ(lp.programs[w.program].channel, c) << "channels never wait on each other";
+    }
+    EXPECT_EQ(lp.stepsOfRank(r), static_cast<std::size_t>(eventBase));
+  }
+}
+
+// A ReduceAll slice is p steps: a copy of rank 0's range, then a reduce of each next rank's, so every
+// rank folds in the same order.
+TEST(Lowering, ReduceAllFoldsInRankOrder) {
+  const int p = 5;
+  const LoweredPlan lp = lowerPlan(plan::makePlan(Collective::AllReduce, Algorithm::OneShot, p, 64), 0);
+  for (int r = 0; r < p; ++r) {
+    const RankProgram& prog = lp.programsOf(r)[0];
+    ASSERT_EQ(prog.steps.size(), static_cast<std::size_t>(p) + 1);  // p folding steps and the copy out
+    for (int q = 0; q < p; ++q) {
+      EXPECT_EQ(prog.steps[q].srcRank, q);
+      EXPECT_EQ(prog.steps[q].kind, q == 0 ? StepKind::Copy : StepKind::Reduce);
+    }
+  }
+}
+
 TEST(Lowering, LargerCountsWithSmallSlices) {
   for (const Shape& shape : kShapes)
     for (int p : {2, 3, 4, 8}) {
@@ -286,7 +355,8 @@ TEST(Lowering, RingAllReduceShape) {
   const std::int64_t n = 400;
   const LoweredPlan lp = lowerPlan(plan::allReduceRing(p, n), 0);
   for (int r = 0; r < p; ++r) {
-    const RankProgram& prog = lp.ranks[r];
+    ASSERT_EQ(lp.programsOf(r).size(), 1U);
+    const RankProgram& prog = lp.programsOf(r)[0];
     ASSERT_EQ(prog.steps.size(), 2u * (p - 1));  // p-1 reduce steps, then p-1 copy steps
     for (int k = 0; k < p - 1; ++k) EXPECT_EQ(prog.steps[k].kind, StepKind::Reduce);
     for (int k = p - 1; k < 2 * (p - 1); ++k) EXPECT_EQ(prog.steps[k].kind, StepKind::Copy);
@@ -296,7 +366,7 @@ TEST(Lowering, RingAllReduceShape) {
     EXPECT_EQ(prog.steps[1].waits, (std::vector<StepRef>{{prev, 0}}));                 // prev's partial sum
     EXPECT_TRUE(prog.startSignals);
     EXPECT_FALSE(prog.finalWaits.empty());  // next still reads its last chunk
-    EXPECT_EQ(prog.finalWaits.front().rank, (r + 1) % p);
+    EXPECT_EQ(lp.programs[prog.finalWaits.front().program].rank, (r + 1) % p);
   }
   EXPECT_EQ(lp.maxStepElems, n / p);
   EXPECT_EQ(lp.stepCount(), static_cast<std::size_t>(p * 2 * (p - 1)));

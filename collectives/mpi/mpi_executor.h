@@ -1,0 +1,50 @@
+// A plan executor over MPI point-to-point: the path between nodes (issue 12), and today every pair of
+// a job that spans (real or emulated) nodes.
+//
+// Each rank runs its ops of the plan in the executors' order (plan::SliceWalker), channel by channel
+// interleaved (a channel that waits never stalls another): a Send slice is an MPI_Isend from the
+// rank's own buffer (several in flight), a Recv slice an MPI_Irecv straight into its destination, a
+// RecvReduce or ReduceAll slice an MPI_Irecv into staging and then the reduction (ReduceAll folds
+// every rank's slice in rank order, so every rank gets the same bits). The message tag is the plan
+// channel, so MPI's non-overtaking rule (per source, tag and communicator) is the plan's FIFO per
+// (channel, from, to). A rank that wants to overwrite a range it sent first completes those sends
+// (single-copy model, as the interpreter's). Waits poll with MPI_Test: busy for `spin`, then yielding
+// the core; no progress for `timeout` throws TimeoutError naming the rank(s) waited for.
+#pragma once
+
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+
+#include "collectives/core/dtype.h"
+#include "collectives/mpi/mpi_world.h"
+#include "collectives/plan/plan.h"
+
+namespace cclab::mpi {
+
+struct MpiMemory {
+  const std::byte* input = nullptr;
+  std::byte* output = nullptr;
+  std::byte* scratch = nullptr;
+};
+
+struct MpiRunOptions {
+  std::size_t elemSize = 4;
+  ReduceFn reduce = nullptr;    // dst = local (op) received
+  std::int64_t sliceElems = 0;  // 0: whole ops (a slice must fit in an int of bytes: MPI's count)
+  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
+  std::chrono::nanoseconds spin = std::chrono::microseconds(50);
+};
+
+class MpiExecutor {
+ public:
+  static constexpr std::size_t kMaxSendsInFlight = 64;
+  explicit MpiExecutor(const World& world) : world_(world) {}
+  // Runs this process's rank's ops of `plan` (plan.nranks must be the world's size).
+  void run(const plan::Plan& plan, const MpiMemory& memory, const MpiRunOptions& options);
+
+ private:
+  const World& world_;
+};
+
+}  // namespace cclab::mpi
