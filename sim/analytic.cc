@@ -32,7 +32,7 @@ std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count) {
     case Collective::AllReduce:
       if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
       if (p == 1) return count;
-      if (a == Algorithm::Ring) return plan::chunkOf(count, p, 0).count;
+      if (a == Algorithm::Ring || a == Algorithm::TwoShot) return plan::chunkOf(count, p, 0).count;
       if (a == Algorithm::HalvingDoubling && std::has_single_bit(static_cast<unsigned>(p)))
         return plan::chunkOf(count, 2, 0).count;
       return count;
@@ -65,6 +65,11 @@ Micros predict(const Schedule& s, const CostParams& k) {
         case Algorithm::Tree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::DoubleBinaryTree: return doubleBinaryTreeAllReduce(p, n, roundsOf(s.count / 2, S), k);
         case Algorithm::RecursiveDoubling: return recursiveDoublingAllReduce(p, s.count, e, S, k);
+        case Algorithm::OneShot: return oneShotAllReduce(p, n, roundsOf(s.count, S), k);
+        case Algorithm::TwoShot: {
+          const std::int64_t chunk = s.count / p;
+          return twoShotAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
+        }
         default: return halvingDoublingAllReduce(p, s.count, e, S, k);
       }
     case Collective::ReduceScatter: return ringReduceScatter(p, n, roundsOf(s.count, S), k);

@@ -8,7 +8,7 @@
 // slices, replay() of the plan gives the same time (tests/sim/closed_form_test.cc, relative 1e-9);
 // formulas marked "pipelined approximation" are exact for one slice per op only.
 // One family per file (analytic_ring.cc, analytic_tree.cc, analytic_rhd.cc, analytic_chain.cc,
-// analytic_hierarchical.cc); each names its sources.
+// analytic_direct.cc, analytic_hierarchical.cc); each names its sources.
 #pragma once
 
 #include <cstdint>
@@ -66,6 +66,9 @@ Micros halvingDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::
 // and the fold/unfold of the p - q extra ranks (exact for p a power of two, else an upper bound).
 Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std::int64_t slice,
                                   const CostParams& k);
+// analytic_direct.cc (one-shot: n the whole vector; two-shot: chunkBytes = n/p)
+Micros oneShotAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros twoShotAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
 // analytic_chain.cc
 Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);

@@ -72,6 +72,12 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
       addTree(up, plan::inOrderTree(p));
       addTree(up, plan::shiftedInOrderTree(p, 1));
       k = ofPairs(topo, up);
+    } else if (c == Collective::AllReduce && (a == Algorithm::OneShot || a == Algorithm::TwoShot)) {
+      Pairs all;  // every rank to every other at once
+      for (int r = 0; r < p; ++r)
+        for (int q = 0; q < p; ++q)
+          if (q != r) all.emplace_back(r, q);
+      k = ofPairs(topo, all);
     } else if (plan::isRooted(c) && !chain) {
       Pairs up;
       addTree(up, plan::heapTree(p, 0));

@@ -81,17 +81,10 @@ class Engine {
   }
 
  private:
-  // Connection id of the op's (channel, sender, receiver), created with its route on first use; agent
-  // a remembers the few it has used (a linear scan beats a hash for a rank's handful of peers).
-  int connect(int a, int r, const plan::Op& op) {
-    const bool out = op.kind == OpKind::Send;
-    for (const auto& k : known_[static_cast<std::size_t>(a)])
-      if (k.peer == op.peer && k.out == out) return k.id;
-    const int n = info_.nranks;
-    if (op.peer < 0 || op.peer >= n || op.peer == r)
-      throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
-    const int src = out ? r : op.peer, dst = out ? op.peer : r;
-    const std::int64_t key = (std::int64_t{op.channel} * n + src) * n + dst;
+  // The connection (channel, src, dst), made with its route on first use.
+  int connectionId(int channel, int src, int dst) {
+    const std::int64_t n = info_.nranks;
+    const std::int64_t key = (std::int64_t{channel} * n + src) * n + dst;
     auto [it, inserted] = ids_.try_emplace(key, static_cast<int>(conns_.size()));
     if (inserted) {
       Connection c;
@@ -107,8 +100,30 @@ class Engine {
       c.routeEnd = static_cast<int>(routeRes_.size());
       conns_.push_back(std::move(c));
     }
-    known_[static_cast<std::size_t>(a)].push_back({op.peer, out, it->second});
     return it->second;
+  }
+
+  // The connection of a Send, Recv or RecvReduce of agent a (rank r); the agent remembers the few it
+  // has used (a linear scan beats a hash for a rank's handful of peers).
+  int connect(int a, int r, const plan::Op& op) {
+    const bool out = op.kind == OpKind::Send;
+    for (const auto& k : known_[static_cast<std::size_t>(a)])
+      if (k.peer == op.peer && k.out == out) return k.id;
+    if (op.peer < 0 || op.peer >= info_.nranks || op.peer == r)
+      throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
+    const int id = connectionId(op.channel, out ? r : op.peer, out ? op.peer : r);
+    known_[static_cast<std::size_t>(a)].push_back({op.peer, out, id});
+    return id;
+  }
+
+  // A ReduceAll's incoming connections, one from every other rank on the agent's channel (made once
+  // per agent).
+  const std::vector<int>& gatherOf(int a, int r, int channel) {
+    auto& g = gather_[static_cast<std::size_t>(a)];
+    if (g.empty())
+      for (int q = 0; q < info_.nranks; ++q)
+        if (q != r) g.push_back(connectionId(channel, q, r));
+    return g;
   }
 
   void checkSize() const {
@@ -178,7 +193,25 @@ class Engine {
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
-        case OpKind::ReduceAll: throw InvalidArgument("replay: ReduceAll (oneshot, twoshot) is not modelled yet");
+        case OpKind::ReduceAll: {  // wait for this slice from every peer, then reduce p-1 of them in one pass
+          const int peers = info_.nranks - 1;
+          const int* conn = gatherOf(a, r, in.channel).data();
+          for (int& i = gatherReady_[a]; i < peers; ++i)  // peers whose slice is here (arrivals stay until popped)
+            if (conns_[conn[i]].empty()) {
+              conns_[conn[i]].waiting = a;
+              return;
+            }
+          gatherReady_[a] = 0;
+          Micros arrival = now;
+          for (int i = 0; i < peers; ++i) arrival = std::max(arrival, conns_[conn[i]].pop());
+          if (opt_.trace && arrival > now) record("wait<-all", 0, r, now, arrival - now, 0);
+          now = std::max(arrival, computeFree_[r]);
+          const Micros d = static_cast<double>(bytes) * peers * gamma;
+          if (opt_.trace && d > 0) record("reduce-all", 0, r, now, d, bytes * peers);
+          now += d;
+          computeFree_[r] = now;
+          break;
+        }
         case OpKind::Send: {
           Connection& ch = conns_[connect(a, r, in)];
           const Micros arrival = transfer(ch, now, bytes, r);
@@ -243,6 +276,8 @@ class Engine {
         agentRank_.push_back(r);
         cursor_.push_back(std::move(cursor));
         known_.emplace_back();
+        gather_.emplace_back();
+        gatherReady_.push_back(0);
         time_.push_back(start);
         queue_.emplace(start, a);
       }
@@ -283,7 +318,9 @@ class Engine {
   std::vector<int> agentRank_;
   std::vector<Cursor> cursor_;
   std::vector<std::vector<Known>> known_;
+  std::vector<std::vector<int>> gather_;  // ReduceAll's incoming connections (gatherOf), per agent
   std::vector<Micros> time_;
+  std::vector<int> gatherReady_;  // ReduceAll in progress: how many of its peers' slices have arrived
   // A rank's reductions and copies use its memory bandwidth (γ, δ are per rank): its channels take
   // turns at it, so more channels do not make a rank compute faster.
   std::vector<Micros> computeFree_;

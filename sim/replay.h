@@ -10,6 +10,10 @@
 //    order they were requested (FIFO), which the event queue makes the order of simulated time.
 //  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
 //    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
+//    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
+//    (one pass over p-1 received vectors).
+//  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
+//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
 //    slowdown per resource.
 // With no contention this makes the finish time the longest path through the plan's dependencies,

@@ -196,3 +196,22 @@ TEST(Replay, ManyRanksStaysExact) {
                                 {1.0, inverseBandwidth(100), 0, 0});
   EXPECT_NEAR(replay(plan::allReduceRing(p, count), t, o).time, closed, 1e-9 * closed);
 }
+
+// ReduceAll waits for the slice of every peer: one late rank delays every other rank by its delay
+// plus one message, and each rank pays γ for p-1 received vectors.
+TEST(Replay, ReduceAllWaitsForEveryPeerAndReducesPMinusOneVectors) {
+  const int p = 4;
+  TopologySpec s = switchOf(p, 0.5, 10);
+  s.kind = TopologyKind::FullyConnected;  // one link per pair: no sharing of a rank's port
+  s.compute = {5, 20, 0};
+  const Topology t(s);
+  const std::int64_t count = 2500;  // 10 KB: 1 µs on a link, 2 µs to reduce, 0.5 µs to copy
+  const Micros delay = 100;
+  ReplayOptions o;
+  o.sliceElems = -1;
+  o.stragglers = {Straggler{.rank = 2, .startDelay = std::chrono::microseconds(100)}};
+  const auto r = replay(plan::makePlan(Collective::AllReduce, Algorithm::OneShot, p, count), t, o);
+  const Micros reduceAll = (p - 1) * 2.0, copy = 0.5;
+  for (int q = 0; q < p; ++q)
+    EXPECT_NEAR(r.finish[q], delay + (q == 2 ? 0.0 : 0.5 + 1.0) + reduceAll + copy, 1e-9) << q;
+}
