@@ -369,7 +369,8 @@ int runCalibrate(const CalibrateCmd& cmd) {
 }
 
 // ---- bench: the simulator's own speed (recorded in docs/results/sim.md, never asserted) ----
-int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo, plan::PlanShape shape) {
+int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo, plan::PlanShape shape,
+             std::int64_t maxOpSlices) {
   using Clock = std::chrono::steady_clock;
   const Bytes size = parseBytes(sizeText);
   const Algorithm a = plan::parseAlgorithm(algo);
@@ -398,7 +399,7 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   const auto t2 = Clock::now();
   Common c;
   c.slice = slice;
-  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4)};
+  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4), .maxOpSlices = maxOpSlices};
   const ReplayResult r = replay(*ops, topo, o);
   const auto t3 = Clock::now();
   std::cout << fmt::format("replay: {} allreduce, {} ranks, {} channel(s), {} ranks per node, {}, {} ops ({}), slice {}, {} op-slices: "
@@ -515,6 +516,9 @@ int main(int argc, char** argv) {
   benchApp->add_option("--channels", benchShape.channels, "plan channels")->capture_default_str()->check(CLI::Range(1, plan::kMaxChannels));
   benchApp->add_option("--ranks-per-node", benchShape.ranksPerNode, "ranks per node of the plan (hier; ring channel orders)")
       ->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
+  std::int64_t benchMaxOpSlices = kMaxReplayOpSlices;
+  benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 
   // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {
@@ -525,7 +529,7 @@ int main(int argc, char** argv) {
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
-    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape);
+    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices);
     return 2;
   } catch (const std::exception& e) {
     if (const auto* cli = dynamic_cast<const CLI::Error*>(&e)) {

@@ -127,9 +127,13 @@ class Engine {
   }
 
   void checkSize() const {
-    if (source_.opSlices(slice_, kMaxReplayOpSlices) > kMaxReplayOpSlices)
+    const std::int64_t limit = opt_.maxOpSlices;
+    if (limit < 1 || limit > kMaxReplayOpSlicesRaised)
+      throw InvalidArgument("replay: the op-slice limit must be in 1.." + std::to_string(kMaxReplayOpSlicesRaised) + ", got " +
+                            std::to_string(limit));
+    if (source_.opSlices(slice_, limit) > limit)
       throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
-                            std::to_string(kMaxReplayOpSlices) + " op-slices (the limit: about a minute of replay); use a larger --slice");
+                            std::to_string(limit) + " op-slices (the limit; 1e9 is one to three minutes of replay); use a larger --slice");
   }
 
   void setupResources() {

@@ -45,14 +45,18 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 // still costs 72 bytes per op; beyond this the analytic model (--model analytic) is the tool.
 inline constexpr int kMaxReplayRanks = 32768;
 
-// Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
-// (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10
-// and more; it is refused before it starts.
+// Most op-slices (one slice of one op on one rank) a replay runs unless told otherwise
+// (ReplayOptions::maxOpSlices, `cclab-sim bench --max-op-slices`): at the 60-150 ns each it costs
+// (docs/results/sim.md) 1e9 is one to three minutes. `--slice 1` on a 1 GiB ring allreduce would be
+// 1e10 and more; it is refused before it starts.
 inline constexpr std::int64_t kMaxReplayOpSlices = 1'000'000'000;
+// The most a caller may raise that limit to (a 32768-rank hier replay is 4.3e9 op-slices).
+inline constexpr std::int64_t kMaxReplayOpSlicesRaised = 10'000'000'000;
 
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
+  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised)
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).

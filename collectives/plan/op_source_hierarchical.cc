@@ -7,13 +7,26 @@
 // sends at even j, receives at odd j, in the order allReduceHierarchical writes them. Channels are
 // makePlan's: channel ch works on part chunkOf(count, C, ch), ranks in their own order. Pieces of
 // count 0 give empty ops here (makePlan drops them). Without whole nodes it is the flat ring.
+#include <algorithm>
+#include <vector>
+
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::plan {
 namespace {
 
-int wrap(std::int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+// a mod n for a in [-n, 2n) (every index below), without a division.
+int wrap(std::int64_t a, int n) { return static_cast<int>(a < 0 ? a + n : a >= n ? a - n : a); }
+
+// chunkOf(total, n, i) with total / n and total % n computed once (op() runs per op-slice).
+struct Split {
+  std::int64_t offset = 0, q = 0, rem = 0;
+  Split(Chunk whole, int n) : offset(whole.offset), q(whole.count / n), rem(whole.count % n) {}
+  [[nodiscard]] Chunk operator()(int i) const {
+    return {offset + i * q + std::min<std::int64_t>(i, rem), q + (i < rem ? 1 : 0)};
+  }
+};
 
 class HierarchicalAllReduceSource final : public OpSource {
  public:
@@ -23,15 +36,19 @@ class HierarchicalAllReduceSource final : public OpSource {
         nodes_(nranks / shape.ranksPerNode),
         intra_(2 * std::int64_t{g_ - 1} * nodes_),
         inter_(2 * std::int64_t{nodes_ - 1}),
-        perChannel_(2 * intra_ + 2 * inter_) {}
+        perChannel_(2 * intra_ + 2 * inter_) {
+    for (int ch = 0; ch < shape.channels; ++ch) {  // channel ch: its part, cut into g shards of N pieces
+      const Split shards(chunkOf(count, shape.channels, ch), g_);
+      for (int j = 0; j < g_; ++j) pieces_.emplace_back(shards(j), nodes_);
+    }
+  }
 
   [[nodiscard]] std::int64_t size(int) const override { return perChannel_ * info_.nchannels; }
   [[nodiscard]] std::int64_t channelBegin(int, int channel) const override { return perChannel_ * channel; }
 
   [[nodiscard]] Op op(int rank, std::int64_t i) const override {
-    const int ch = static_cast<int>(i / perChannel_);
-    std::int64_t j = i % perChannel_;
-    const Chunk part = chunkOf(info_.count, info_.nchannels, ch);
+    const int ch = info_.nchannels == 1 ? 0 : static_cast<int>(i / perChannel_);
+    std::int64_t j = i - ch * perChannel_;
     const int n = rank / g_, l = rank % g_;
     const bool send = j % 2 == 0;
     Op op;
@@ -42,8 +59,8 @@ class HierarchicalAllReduceSource final : public OpSource {
     if (j < intra_ || j >= intra_ + 2 * inter_) {  // inside the node: the ring n·g + (l ± 1)
       const bool scatter = j < intra_;
       if (!scatter) j -= intra_ + 2 * inter_;
-      const std::int64_t k = j / (2 * std::int64_t{nodes_});
-      piece = (j / 2) % nodes_;
+      const std::int64_t half = j / 2, k = half / nodes_;
+      piece = half - k * nodes_;
       shard = wrap(scatter ? (send ? l - k : l - k - 1) : (send ? l + 1 - k : l - k), g_);
       reduce = scatter;
       fromInput = scatter && (!send || k == 0);
@@ -58,9 +75,9 @@ class HierarchicalAllReduceSource final : public OpSource {
       reduce = scatter;
       op.peer = wrap(send ? n + 1 : n - 1, nodes_) * g_ + l;
     }
-    const Chunk sh = chunkOf(part.count, g_, shard);
-    const Chunk pc = chunkOf(sh.count, nodes_, static_cast<int>(piece));
-    const std::int64_t offset = part.offset + sh.offset + pc.offset;
+    const Chunk pc = pieces_[static_cast<std::size_t>(ch) * static_cast<std::size_t>(g_) + static_cast<std::size_t>(shard)](
+        static_cast<int>(piece));
+    const std::int64_t offset = pc.offset;  // includes the part's and the shard's
     const Range in{Buf::Input, offset, pc.count}, out{Buf::Output, offset, pc.count};
     if (send) {
       op.kind = OpKind::Send;
@@ -99,6 +116,7 @@ class HierarchicalAllReduceSource final : public OpSource {
  private:
   int g_, nodes_;
   std::int64_t intra_, inter_, perChannel_;
+  std::vector<Split> pieces_;  // [channel * g + shard]: the shard cut into N pieces
 };
 
 }  // namespace

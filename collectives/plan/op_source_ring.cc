@@ -6,6 +6,7 @@
 // channel i / L: step j/2 (send when j is even, receive when odd); steps 0..p-2 are the
 // reduce-scatter, p-1..2p-3 the allgather, exactly as allReduceRing writes them. Chunks of count 0
 // give empty ops here (makePlan drops them).
+#include <algorithm>
 #include <vector>
 
 #include "collectives/plan/op_source.h"
@@ -14,7 +15,17 @@
 namespace cclab::plan {
 namespace {
 
-int wrap(std::int64_t a, int n) { return static_cast<int>(((a % n) + n) % n); }
+// a mod n for a in [-n, 2n) (every index below), without a division.
+int wrap(std::int64_t a, int n) { return static_cast<int>(a < 0 ? a + n : a >= n ? a - n : a); }
+
+// chunkOf(total, n, i) with total / n and total % n computed once (op() runs per op-slice).
+struct Split {
+  std::int64_t offset = 0, q = 0, rem = 0;
+  Split(Chunk whole, int n) : offset(whole.offset), q(whole.count / n), rem(whole.count % n) {}
+  [[nodiscard]] Chunk operator()(int i) const {
+    return {offset + i * q + std::min<std::int64_t>(i, rem), q + (i < rem ? 1 : 0)};
+  }
+};
 
 // Sum of sliceCount over the n chunks chunkOf(total, n, i).
 std::int64_t chunkSlices(std::int64_t total, int n, std::int64_t slice) {
@@ -27,6 +38,7 @@ class RingAllReduceSource final : public OpSource {
   RingAllReduceSource(int nranks, std::int64_t count, PlanShape shape, Algorithm named)
       : OpSource({Collective::AllReduce, named, nranks, count, 0, 1, shape.channels, shape.ranksPerNode, 0}),
         perChannel_(nranks == 1 ? 1 : 4 * std::int64_t{nranks - 1}) {
+    for (int ch = 0; ch < shape.channels; ++ch) chunks_.emplace_back(chunkOf(count, shape.channels, ch), nranks);
     // Rank orders only where they differ from the identity (ringOrder with ranksPerNode; the
     // hierarchical algorithm's flat fallback always uses the identity).
     const int g = named == Algorithm::Ring ? shape.ranksPerNode : 0;
@@ -44,12 +56,12 @@ class RingAllReduceSource final : public OpSource {
 
   [[nodiscard]] Op op(int rank, std::int64_t i) const override {
     const int p = info_.nranks;
-    const int ch = static_cast<int>(i / perChannel_);
-    const std::int64_t j = i % perChannel_;
-    const Chunk part = chunkOf(info_.count, info_.nchannels, ch);
+    const int ch = info_.nchannels == 1 ? 0 : static_cast<int>(i / perChannel_);
+    const std::int64_t j = i - ch * perChannel_;
     Op op;
     op.channel = static_cast<std::uint8_t>(ch);
     if (p == 1) {
+      const Chunk part = chunkOf(info_.count, info_.nchannels, ch);
       op.kind = OpKind::Copy;
       op.src = {Buf::Input, part.offset, part.count};
       op.dst = {Buf::Output, part.offset, part.count};
@@ -62,8 +74,8 @@ class RingAllReduceSource final : public OpSource {
     const std::int64_t k = scatter ? step : step - (p - 1);
     // reduce-scatter: send chunk v-k, receive chunk v-k-1; allgather: send chunk v+1-k, receive v-k.
     const std::int64_t index = scatter ? (send ? v - k : v - k - 1) : (send ? v + 1 - k : v - k);
-    const Chunk c = chunkOf(part.count, p, wrap(index, p));
-    const Range in{Buf::Input, part.offset + c.offset, c.count}, out{Buf::Output, part.offset + c.offset, c.count};
+    const Chunk c = chunks_[static_cast<std::size_t>(ch)](wrap(index, p));  // offsets include the part's
+    const Range in{Buf::Input, c.offset, c.count}, out{Buf::Output, c.offset, c.count};
     if (send) {
       op.kind = OpKind::Send;
       op.peer = rankAt(ch, wrap(v + 1, p));
@@ -103,6 +115,7 @@ class RingAllReduceSource final : public OpSource {
   }
 
   std::int64_t perChannel_;
+  std::vector<Split> chunks_;                       // per channel: its part cut into p chunks
   std::vector<std::vector<int>> order_, position_;  // per channel; empty: the identity
 };
 

@@ -279,3 +279,26 @@ TEST(Replay, RuleSourcesAreRefusedPastTheLimits) {
     EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxReplayRanks)), std::string::npos) << e.what();
   }
 }
+
+// The op-slice limit can be raised on purpose (ReplayOptions::maxOpSlices), never past
+// kMaxReplayOpSlicesRaised; a plan one op-slice over the limit is refused, one at it runs.
+TEST(Replay, OpSliceLimitIsExactAndRaisable) {
+  const Topology t(switchOf(8));
+  const auto ring = plan::makeOpSource(Collective::AllReduce, Algorithm::Ring, 8, 100003);
+  ReplayOptions o;
+  o.sliceElems = 1000;
+  const std::int64_t n = ring->opSlices(o.sliceElems, INT64_MAX);
+  o.maxOpSlices = n - 1;
+  try {
+    replay(*ring, t, o);
+    FAIL() << "ran past the limit";
+  } catch (const cclab::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(n - 1)), std::string::npos) << e.what();
+  }
+  o.maxOpSlices = n;
+  EXPECT_EQ(replay(*ring, t, o).steps, n);
+  o.maxOpSlices = kMaxReplayOpSlicesRaised + 1;
+  EXPECT_THROW(replay(*ring, t, o), cclab::InvalidArgument);
+  o.maxOpSlices = 0;
+  EXPECT_THROW(replay(*ring, t, o), cclab::InvalidArgument);
+}
