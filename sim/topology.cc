@@ -1,5 +1,7 @@
 #include "sim/topology.h"
 
+#include "collectives/conventions/memory_budget.h"
+
 #include <algorithm>
 #include <cstdint>
 #include <deque>
@@ -127,6 +129,25 @@ void checkSpec(const TopologySpec& s) {
   }
 }
 
+std::int64_t linkCount(const TopologySpec& s) {
+  const std::int64_t n = s.kind == TopologyKind::Cluster ? std::int64_t{s.nodes} * s.gpusPerNode : s.ranks;
+  switch (s.kind) {
+    case TopologyKind::Switch:
+    case TopologyKind::Host: return n;
+    case TopologyKind::FullyConnected: return n * (n - 1) / 2;
+    case TopologyKind::Pcie: return n + (s.gpusPerSwitch > 0 ? (n + s.gpusPerSwitch - 1) / s.gpusPerSwitch : 0);
+    case TopologyKind::Cluster: return std::int64_t{s.nodes} * (s.nicsPerNode + 2 * std::int64_t{s.gpusPerNode});
+    case TopologyKind::Graph: return static_cast<std::int64_t>(s.graphLinks.size());
+  }
+  return 0;
+}
+
+void requireTopologyFits(const TopologySpec& spec, std::int64_t available) {
+  const std::int64_t links = linkCount(spec);
+  conventions::requireMemory(conventions::saturatingBytes(links, kTopologyBytesPerLink), available,
+                             "topology '" + spec.name + "' (" + std::to_string(links) + " links)", "host memory");
+}
+
 TopologySpec resized(TopologySpec spec, int ranks, int nodes, int gpusPerNode) {
   if (spec.kind == TopologyKind::Cluster) {
     if (nodes > 0) spec.nodes = nodes;
@@ -183,6 +204,7 @@ void Topology::addLink(int a, int b, const std::string& cls) {
 
 Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   checkSpec(spec_);
+  if (const auto available = conventions::hostMemoryAvailable()) requireTopologyFits(spec_, *available);
   if (spec_.kind == TopologyKind::Cluster) spec_.ranks = spec_.nodes * spec_.gpusPerNode;
   nranks_ = spec_.ranks;
   const int n = nranks_;

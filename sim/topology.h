@@ -104,6 +104,16 @@ struct TopologySpec {
 // naming the field.
 void checkSpec(const TopologySpec& spec);
 
+// Full-duplex links a spec expands to (what a Topology's memory grows with).
+std::int64_t linkCount(const TopologySpec& spec);
+// Resident bytes a Topology of the spec takes, estimated from its links: a 1M-rank switch (1M links,
+// 2M resources, 1M nodes, with their names) is 738 MB resident (docs/results/sim.md, "Replay at scale").
+inline constexpr std::int64_t kTopologyBytesPerLink = 740;
+// Throws InvalidArgument (one line: the bytes the topology needs and the bytes available) when the
+// spec's links would not fit in `available` bytes; Topology's constructor checks it against the host's
+// MemAvailable (collectives/conventions/memory_budget.h) before building anything.
+void requireTopologyFits(const TopologySpec& spec, std::int64_t available);
+
 // Same spec with a different scale: ranks for switch/fully_connected/pcie/host/graph-free kinds;
 // nodes and gpus for cluster (0 keeps the current value).
 TopologySpec resized(TopologySpec spec, int ranks, int nodes = 0, int gpusPerNode = 0);

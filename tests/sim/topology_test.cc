@@ -310,3 +310,55 @@ TEST(Topology, FastRoutesEqualTheFullSearch) {
     }
   }
 }
+
+namespace cclab::sim {
+namespace {
+
+// A topology file with an absurd rank count is refused naming the field and the limit, before any
+// node is built.
+TEST(Refusals, TopologyFilesWithRunawayRankCounts) {
+  const std::string limit = std::to_string(kMaxTopologyRanks);
+  for (const std::string ranks : {std::to_string(kMaxTopologyRanks + 1), std::string("1e30"), std::string("4294967297")}) {
+    const std::string what = loadError(R"({"kind":"switch","ranks":)" + ranks + R"(,"classes":{"link":{"bandwidth_gbps":10}}})");
+    EXPECT_NE(what.find("'ranks'"), std::string::npos) << ranks << ": " << what;
+    if (ranks == "4294967297")  // past int: the parser's own range
+      EXPECT_NE(what.find("2^30"), std::string::npos) << ranks << ": " << what;
+    else if (ranks != "1e30")  // 1e30 is not an integer: "must be an integer"
+      EXPECT_NE(what.find(limit), std::string::npos) << ranks << ": " << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  const std::string cluster = loadError(
+      R"({"kind":"cluster","nodes":1048576,"gpus_per_node":8,"classes":{"intra":{"bandwidth_gbps":10},"pcie":{"bandwidth_gbps":10},"nic":{"bandwidth_gbps":10}}})");
+  EXPECT_NE(cluster.find("'nodes'"), std::string::npos) << cluster;
+}
+
+// linkCount is what a Topology really builds (two link-direction resources per link), and a topology
+// whose links would not fit in the memory available is refused in one line that names both numbers.
+TEST(Refusals, TopologiesThatWouldNotFitInMemory) {
+  std::vector<TopologySpec> specs;
+  for (const auto& name : presetNames()) specs.push_back(*findPreset(name));
+  specs.push_back(resized(*findPreset("cluster"), 0, 3, 4));
+  specs.push_back(resized(*findPreset("pcie"), 13));
+  for (const auto& spec : specs) {
+    const Topology t(spec);
+    std::int64_t directions = 0;
+    for (const auto& r : t.resources()) directions += r.name.find("->") != std::string::npos ? 1 : 0;
+    EXPECT_EQ(2 * linkCount(spec), directions) << spec.name;
+  }
+  const TopologySpec million = resized(*findPreset("dgx-h100"), kMaxTopologyRanks);
+  EXPECT_EQ(linkCount(million), kMaxTopologyRanks);
+  const std::int64_t needed = linkCount(million) * kTopologyBytesPerLink;
+  EXPECT_NO_THROW(requireTopologyFits(million, needed));
+  try {
+    requireTopologyFits(million, needed - 1);
+    FAIL() << "a topology larger than the memory was accepted";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(std::to_string(kMaxTopologyRanks) + " links"), std::string::npos) << what;
+    EXPECT_NE(what.find("available"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+}
+
+}  // namespace
+}  // namespace cclab::sim
