@@ -14,11 +14,11 @@ std::vector<SimAlgorithmInfo> buildTable() {
   using S = SimAlgorithm;
   const std::pair<S, A> plain[] = {{S::Ring, A::Ring}, {S::Tree, A::Tree}, {S::DoubleBinaryTree, A::DoubleBinaryTree},
                                    {S::HalvingDoubling, A::HalvingDoubling}, {S::RecursiveDoubling, A::RecursiveDoubling},
-                                   {S::Chain, A::Chain}};
+                                   {S::Chain, A::Chain}, {S::OneShot, A::OneShot}, {S::TwoShot, A::TwoShot}};
   std::vector<SimAlgorithmInfo> t;
-  for (const auto& [s, a] : plain) t.push_back({s, a, false, std::string(plan::name(a))});
-  for (const auto& [s, a] : {std::pair{S::HierarchicalRing, A::Ring}, std::pair{S::HierarchicalTree, A::Tree}})
-    t.push_back({s, a, true, "hier-" + std::string(plan::name(a))});
+  for (const auto& [s, a] : plain) t.push_back({s, a, false, false, std::string(plan::name(a))});
+  t.push_back({S::HierarchicalRing, A::Hierarchical, true, false, "hier-ring"});
+  t.push_back({S::HierarchicalTree, A::Tree, true, true, "hier-tree"});
   return t;
 }
 
@@ -44,6 +44,7 @@ std::string algorithmNames() {
 }
 
 SimAlgorithm parseSimAlgorithm(std::string_view text) {
+  if (text == plan::name(plan::Algorithm::Hierarchical)) return SimAlgorithm::HierarchicalRing;
   for (const auto& i : simAlgorithms())
     if (text == i.name) return i.id;
   throw InvalidArgument("--algo '" + std::string(text) + "' is not one of " + algorithmNames());
@@ -54,7 +55,7 @@ void checkAlgorithm(plan::Collective c, SimAlgorithm a, bool isCluster) {
   if (i.hierarchical) {
     if (c != plan::Collective::AllReduce) throw InvalidArgument("--algo " + i.name + " exists for allreduce only");
     if (!isCluster) throw InvalidArgument("--algo " + i.name + " needs a cluster topology");
-    return;
+    if (i.analyticOnly) return;
   }
   if (!plan::hasGenerator(c, i.planAlgorithm))
     throw InvalidArgument("--algo " + i.name + " has no plan for " + std::string(plan::name(c)));

@@ -1,10 +1,10 @@
-// The simulator's algorithms: every plan algorithm (collectives/plan) plus the hierarchical allreduces
-// of analytic_hierarchical.cc, which have no plan. One table (algorithms.cc) gives every name, and
-// every list or error message about algorithms is built from it.
+// The simulator's algorithms: every allreduce-family plan algorithm (collectives/plan) plus the
+// hierarchical allreduces on a cluster. One table (algorithms.cc) gives every name, and every list or
+// error message about algorithms is built from it.
 //
-// Why a sim-side enum rather than two more plan::Algorithm values: plan::Algorithm means "makePlan can
-// write it", and the host, CUDA and NCCL executors switch over it; a hierarchical algorithm has no
-// plan and only the analytic model prices it, so it stays out of what every executor must handle.
+// hier-ring is the plan plan::Algorithm::Hierarchical ("hier", accepted as its other name) and is
+// replayed like every plan; hier-tree (tree allreduce across nodes) has no plan, so only the analytic
+// model prices it, and it stays out of plan::Algorithm, which every executor must handle.
 #pragma once
 
 #include <cstdint>
@@ -17,25 +17,27 @@
 namespace cclab::sim {
 
 enum class SimAlgorithm : std::uint8_t {
-  Ring, Tree, DoubleBinaryTree, HalvingDoubling, RecursiveDoubling, Chain,
-  HierarchicalRing,  // ring reduce-scatter/allgather in a node, ring allreduce across nodes
-  HierarchicalTree,  // the same with a tree allreduce across nodes
+  Ring, Tree, DoubleBinaryTree, HalvingDoubling, RecursiveDoubling, Chain, OneShot, TwoShot,
+  HierarchicalRing,  // the hier plan: ring reduce-scatter/allgather in a node, ring allreduce across nodes
+  HierarchicalTree,  // the same with a tree allreduce across nodes (analytic only)
 };
 
 struct SimAlgorithmInfo {
   SimAlgorithm id;
-  plan::Algorithm planAlgorithm;  // the plan it replays, or for hierarchical ones the inter-node one
-  bool hierarchical;
-  std::string name;  // plan::name(planAlgorithm), with "hier-" in front for the hierarchical ones
+  plan::Algorithm planAlgorithm;  // the plan it replays; hier-tree: the inter-node algorithm
+  bool hierarchical;              // allreduce on a cluster only
+  bool analyticOnly;              // no plan: the analytic model prices it (hier-tree)
+  std::string name;  // plan::name(planAlgorithm); "hier-ring", "hier-tree" for the hierarchical ones
 };
 
 // Every algorithm, in the order lists print them.
 std::span<const SimAlgorithmInfo> simAlgorithms();
 const SimAlgorithmInfo& infoOf(SimAlgorithm a);
 std::string_view name(SimAlgorithm a);
-// "ring, tree, dbtree, rhd, rd, chain, hier-ring, hier-tree".
+// "ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree".
 std::string algorithmNames();
-// Throws InvalidArgument "--algo 'x' is not one of <algorithmNames()>".
+// Also takes "hier" (the plan's name) for hier-ring. Throws InvalidArgument "--algo 'x' is not one of
+// <algorithmNames()>".
 SimAlgorithm parseSimAlgorithm(std::string_view text);
 // Refuses (InvalidArgument naming --algo) an algorithm without a plan for c, a hierarchical algorithm
 // for anything but allreduce, or on a topology that is not a cluster (`isCluster` false).

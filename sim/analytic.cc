@@ -27,9 +27,15 @@ bool isChain(Algorithm a) { return a == Algorithm::Ring || a == Algorithm::Chain
 
 }  // namespace
 
-std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count) {
+bool isTwoLevel(int p, int g) { return g > 1 && g < p && p % g == 0; }
+
+std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count, int g) {
   switch (c) {
     case Collective::AllReduce:
+      if (a == Algorithm::Hierarchical) {
+        if (!isTwoLevel(p, g)) return maxOpElems(c, Algorithm::Ring, p, count);
+        return plan::chunkOf(plan::chunkOf(count, g, 0).count, p / g, 0).count;  // a piece
+      }
       if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
       if (p == 1) return count;
       if (a == Algorithm::Ring || a == Algorithm::TwoShot) return plan::chunkOf(count, p, 0).count;
@@ -40,14 +46,16 @@ std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count) {
   }
 }
 
-std::int64_t autoSliceElems(Collective c, Algorithm a, int p, std::int64_t count, std::int64_t elemSize) {
-  const std::int64_t maxOp = maxOpElems(c, a, p, count);
+std::int64_t autoSliceElems(Collective c, Algorithm a, int p, std::int64_t count, std::int64_t elemSize, int g) {
+  const std::int64_t maxOp = maxOpElems(c, a, p, count, g);
   const std::int64_t minElems = std::max<std::int64_t>(1, kMinAutoSliceBytes / std::max<std::int64_t>(1, elemSize));
   const std::int64_t s = std::max((maxOp + kAutoSlicesPerOp - 1) / kAutoSlicesPerOp, minElems);
   return s >= maxOp ? 0 : s;
 }
 
-Micros predict(const Schedule& s, const CostParams& k) {
+namespace {
+
+Micros closedForm(const Schedule& s, const CostParams& k) {
   const int p = s.nranks;
   if (p < 1) throw InvalidArgument("predict: nranks must be >= 1");
   if (!plan::hasGenerator(s.collective, s.algorithm))
@@ -65,6 +73,15 @@ Micros predict(const Schedule& s, const CostParams& k) {
         case Algorithm::Tree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::DoubleBinaryTree: return doubleBinaryTreeAllReduce(p, n, roundsOf(s.count / 2, S), k);
         case Algorithm::RecursiveDoubling: return recursiveDoublingAllReduce(p, s.count, e, S, k);
+        case Algorithm::Hierarchical: {
+          const int g = s.ranksPerNode;
+          if (!isTwoLevel(p, g)) {
+            const std::int64_t chunk = s.count / p;
+            return ringAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
+          }
+          const std::int64_t piece = s.count / p;  // count / (g shards x p/g pieces)
+          return hierarchicalAllReduce(p / g, g, n, roundsOf(piece, S), Algorithm::Ring, {k, k});
+        }
         case Algorithm::OneShot: return oneShotAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::TwoShot: {
           const std::int64_t chunk = s.count / p;
@@ -83,6 +100,10 @@ Micros predict(const Schedule& s, const CostParams& k) {
   }
   throw InvalidArgument("predict: unknown collective");
 }
+
+}  // namespace
+
+Micros predict(const Schedule& s, const CostParams& k) { return k.startup + closedForm(s, k); }
 
 Bytes reportedBytes(Collective c, int p, std::int64_t count, std::int64_t e) {
   switch (c) {

@@ -23,6 +23,8 @@ struct CostParams {
   MicrosPerByte beta = 0;   // per byte on the wire (1 / bandwidth)
   MicrosPerByte gamma = 0;  // per byte reduced by the receiver
   MicrosPerByte delta = 0;  // per byte copied locally
+  Micros startup = 0;       // once per collective: launch (+ NIC proxy), topology.h ComputeParams
+  MicrosPerByte wireBeta = 0;  // the slowest route's bottleneck with no sharing: what picks the protocol
 };
 
 // What is run: the NCCL API's count (see plan::bufferCounts), the element size, and the executor's
@@ -34,15 +36,20 @@ struct Schedule {
   std::int64_t count = 0;
   std::int64_t elemSize = 4;
   std::int64_t sliceElems = 0;
+  int ranksPerNode = 0;  // hier: ranks per node (0, 1 or not dividing nranks: the flat ring)
 };
 
-// Predicted time in µs; throws cclab::InvalidArgument for a combination without a generator.
+// Predicted time in µs (the closed form plus k.startup); throws cclab::InvalidArgument for a
+// combination without a generator.
 Micros predict(const Schedule& s, const CostParams& k);
 
 // The largest op of the plan the generator writes, in elements (what auto slicing looks at).
-std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count);
+std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, int ranksPerNode = 0);
 // Auto slice size as replay() picks it (replay.h kAutoSlicesPerOp, kMinAutoSliceBytes).
-std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, std::int64_t elemSize);
+std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, std::int64_t elemSize,
+                            int ranksPerNode = 0);
+// hier runs as the flat ring unless 1 < ranksPerNode < nranks divides nranks (allreduce_hierarchical.cc).
+bool isTwoLevel(int nranks, int ranksPerNode);
 
 // nccl-tests' conventions (doc/PERFORMANCE.md): the "size" column in bytes for a count (busbw factors:
 // collectives/conventions/bandwidth.h).
@@ -73,14 +80,14 @@ Micros twoShotAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const Cost
 Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 
-// analytic_hierarchical.cc: allreduce on nodes x gpus (no plan; analytic only): reduce-scatter inside
-// each node (ring), allreduce of each 1/gpus shard across nodes (ring or tree, the gpus shards in
-// parallel over the node's NICs), allgather inside each node.
+// analytic_hierarchical.cc: allreduce on nodes x gpus: hier-ring is the hier plan's pipelined
+// schedule (rounds = slice rounds per piece of n/(gpus·nodes)); hier-tree (no plan, analytic only)
+// reduce-scatters in the node, tree-allreduces each 1/gpus shard across nodes, allgathers in the node.
 struct HierarchicalParams {
   CostParams intra;  // GPU to GPU inside a node
   CostParams inter;  // one GPU's share of its node's NICs, node to node
 };
-Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, plan::Algorithm inter,
+Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, std::int64_t rounds, plan::Algorithm inter,
                              const HierarchicalParams& h);
 
 }  // namespace cclab::sim

@@ -29,15 +29,23 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
     routes.insert(routes.end(), rs.begin(), rs.end());
   }
   std::vector<int> flows(topo.resources().size(), 0);
+  bool nic = false;
   for (const auto& r : routes)
-    for (int id : r.resources) ++flows[id];
+    for (int id : r.resources) {
+      ++flows[id];
+      nic = nic || topo.isNic(id);
+    }
   for (const auto& r : routes) {
     k.alpha = std::max(k.alpha, r.latency);
-    for (int id : r.resources)
+    for (int id : r.resources) {
       k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+      k.wireBeta = std::max(k.wireBeta, inverseBandwidth(topo.resources()[id].bandwidth));
+    }
   }
+  if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
   return k;
 }
+
 
 void addTree(Pairs& up, const plan::BinaryTree& t) {
   for (int r = 0; r < static_cast<int>(t.nodes.size()); ++r)
@@ -46,12 +54,29 @@ void addTree(Pairs& up, const plan::BinaryTree& t) {
 
 }  // namespace
 
-CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int p) {
+CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int p, plan::PlanShape shape) {
   if (p > topo.nranks())
     throw InvalidArgument("effectiveParams: " + std::to_string(p) + " ranks on a topology of " + std::to_string(topo.nranks()));
   CostParams k;
   const bool chain = a == Algorithm::Ring || a == Algorithm::Chain;
-  if (p > 1) {
+  const int C = std::max(1, shape.channels);
+  const int copies = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree ? (C + 1) / 2 : C;
+  if (p > 1 && C > 1) {
+    // Every channel at once: the one-channel pattern, or for rings each channel's own order.
+    k = effectiveParams(topo, c, a, p);
+    Pairs all;
+    if (a == Algorithm::Ring && !plan::isRooted(c)) {
+      for (int ch = 0; ch < C; ++ch) {
+        const auto order = plan::ringOrder(p, shape.ranksPerNode, ch);
+        for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
+      }
+      k = ofPairs(topo, all);
+    } else {
+      // The one-channel pattern's flows times `copies`: β scales, α and the NIC start-up do not.
+      k.beta *= copies;
+      k.startup -= topo.spec().compute.launchLatency;
+    }
+  } else if (p > 1) {
     if (c == Collective::AllReduce && a == Algorithm::HalvingDoubling) {
       const int q = static_cast<int>(std::bit_floor(static_cast<unsigned>(p)));
       const int e = p - q;
@@ -90,10 +115,21 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
   }
   k.gamma = topo.reduceCost();
   k.delta = topo.copyCost();
+  k.startup += topo.spec().compute.launchLatency;
   return k;
 }
 
-HierarchicalParams hierarchicalParams(const Topology& topo) {
+CostParams withProtocol(const Topology& topo, CostParams k, Bytes messageBytes) {
+  if (!topo.spec().llProtocol) return k;
+  // Decided as replay decides it: on the route's own bottleneck, not on its share of a busy link.
+  if (static_cast<double>(messageBytes) * k.wireBeta < (kSimpleLatencyTraversals - 1) * k.alpha)
+    k.beta /= kLLEfficiency;
+  else
+    k.alpha *= kSimpleLatencyTraversals;
+  return k;
+}
+
+HierarchicalParams hierarchicalParams(const Topology& topo, int channels) {
   const auto& s = topo.spec();
   if (s.kind != TopologyKind::Cluster) throw InvalidArgument("hierarchical algorithms need a cluster topology (got kind '" + std::string(name(s.kind)) + "')");
   const int G = s.gpusPerNode, N = s.nodes;
@@ -105,13 +141,25 @@ HierarchicalParams hierarchicalParams(const Topology& topo) {
     for (int g = 0; g < G; ++g) inter.emplace_back(g, G + g);  // every GPU of node 0 to its peer on node 1
     h.inter = ofPairs(topo, inter);
   }
+  h.intra.beta *= std::max(1, channels);
+  h.inter.beta *= std::max(1, channels);
   h.intra.gamma = h.inter.gamma = topo.reduceCost();
   h.intra.delta = h.inter.delta = topo.copyCost();
+  h.intra.startup = 0;
+  h.inter.startup = topo.spec().compute.launchLatency + (N > 1 ? topo.spec().compute.proxyLatency : 0.0);
   return h;
 }
 
-Micros predictOn(const Topology& topo, const Schedule& s) {
-  return predict(s, effectiveParams(topo, s.collective, s.algorithm, s.nranks));
+Micros predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape) {
+  const int C = std::max(1, shape.channels);
+  const bool dbtree = s.collective == Collective::AllReduce && s.algorithm == Algorithm::DoubleBinaryTree;
+  const int lanes = dbtree ? std::max(2, C + C % 2) : C;   // makePlan's channel count
+  const CostParams k = effectiveParams(topo, s.collective, s.algorithm, s.nranks, shape);
+  Schedule one = s;
+  one.count = dbtree ? s.count * 2 / lanes : s.count / lanes;  // dbtree: the closed form halves it again
+  const std::int64_t maxOp = maxOpElems(s.collective, s.algorithm, s.nranks, one.count, s.ranksPerNode);
+  const std::int64_t message = s.sliceElems > 0 ? std::min(s.sliceElems, maxOp) : maxOp;
+  return predict(one, withProtocol(topo, k, message * s.elemSize));
 }
 
 }  // namespace cclab::sim

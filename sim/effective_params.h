@@ -11,13 +11,24 @@
 
 namespace cclab::sim {
 
-CostParams effectiveParams(const Topology& topo, plan::Collective c, plan::Algorithm a, int nranks);
+// With shape.channels = C the pattern is every channel's at once (rings in plan::ringOrder(c), the
+// others the same pattern C times; the double binary tree's two trees C/2 times each), and the
+// closed form is run on one channel's part (predictOn). k.startup is compute.launch_us, plus
+// compute.proxy_us when a message of the pattern crosses a NIC.
+CostParams effectiveParams(const Topology& topo, plan::Collective c, plan::Algorithm a, int nranks,
+                           plan::PlanShape shape = {});
+
+// The protocol a message of `messageBytes` takes (topology.h, llProtocol): LL doubles β, Simple
+// triples α; unchanged where the topology has no LL. The same rule replay applies per message.
+CostParams withProtocol(const Topology& topo, CostParams k, Bytes messageBytes);
 
 // Hierarchical allreduce on a cluster topology: intra-node ring among a node's GPUs, inter-node
-// messages with every GPU of a node sending at once (their share of the node's NICs).
-HierarchicalParams hierarchicalParams(const Topology& topo);
+// messages with every GPU of a node sending at once (their share of the node's NICs), each link
+// shared by `channels` channels.
+HierarchicalParams hierarchicalParams(const Topology& topo, int channels = 1);
 
-// Prediction on a topology: effectiveParams then predict.
-Micros predictOn(const Topology& topo, const Schedule& s);
+// Prediction on a topology: effectiveParams, the protocol of the schedule's messages (its largest
+// op, or its slice), then predict on one channel's part of the data.
+Micros predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape = {});
 
 }  // namespace cclab::sim

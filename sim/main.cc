@@ -47,6 +47,7 @@ struct Common {
   Model model = Model::Replay;
   std::string slice = "auto";
   int root = 0;
+  int channels = 0;  // 0: the topology's (Topology::channels)
   std::string json;
 
   void add(CLI::App* app, bool withModel = true) {
@@ -61,6 +62,9 @@ struct Common {
       app->add_option_function<std::string>("--model", [this](const std::string& m) { model = parseModel(m); },
                                             "replay or analytic (default replay; scale: analytic)");
     app->add_option("--slice", slice, "slice size in bytes (K/M/G), 'auto' or 'whole'")->capture_default_str();
+    app->add_option("--channels", channels,
+                    "channels per plan (default: the topology's; cluster: one per GPU of a node, else 1)")
+        ->check(CLI::Range(1, plan::kMaxChannels));
     app->add_option("-J,--json", json, "write JSON results to this file");
   }
 
@@ -125,7 +129,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   }
   for (const SimAlgorithm algo : algos) {
     Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
-                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}};
+                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}, .channels = cmd.common.channels};
     const Model model = predict.modelFor(algo);
     PredictedRun run;
     run.collective = c;
@@ -143,15 +147,32 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
       const Micros t = predict(c, algo, p, count, &last);
       run.rows.push_back(makeRow(c, p, size, e, t));
     }
+    if (model == Model::Replay)
+      std::cout << fmt::format("# plan shape: {} channel(s), {} ranks per node\n", predict.shape().channels,
+                               predict.shape().ranksPerNode);
     std::cout << formatTable(run);
     if (cmd.links && model == Model::Replay && last.time > 0) {
       std::cout << fmt::format("# link utilisation at {} (busy time / total time, top 10)\n", humanBytes(sizes.back()));
       std::vector<int> ids(topo.resources().size());
       for (std::size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int>(i);
       std::sort(ids.begin(), ids.end(), [&](int a, int b) { return last.busy[a] > last.busy[b]; });
-      for (std::size_t i = 0; i < std::min<std::size_t>(10, ids.size()); ++i)
-        std::cout << fmt::format("#   {:<28} {:6.1f}%  {:>12} B\n", topo.resources()[ids[i]].name,
-                                 100 * last.busy[ids[i]] / last.time, last.bytes[ids[i]]);
+      auto line = [&](int id) {
+        std::cout << fmt::format("#   {:<28} {:6.1f}%  {:>12} B\n", topo.resources()[id].name, 100 * last.busy[id] / last.time,
+                                 last.bytes[id]);
+      };
+      for (std::size_t i = 0; i < std::min<std::size_t>(10, ids.size()); ++i) line(ids[i]);
+      // Every NIC link (cluster), busy or not, in topology order: which NICs the plan really uses.
+      int nics = 0, busyNics = 0;
+      for (int id = 0; id < static_cast<int>(topo.resources().size()); ++id)
+        if (topo.isNic(id)) {
+          ++nics;
+          busyNics += last.bytes[id] > 0 ? 1 : 0;
+        }
+      if (nics > 0) {
+        std::cout << fmt::format("# NIC links: {} of {} carry data\n", busyNics, nics);
+        for (int id = 0; id < static_cast<int>(topo.resources().size()); ++id)
+          if (topo.isNic(id)) line(id);
+      }
     }
     if (!cmd.trace.empty() && model == Model::Replay) {
       writeChromeTrace(last, topo, cmd.trace);
@@ -169,7 +190,8 @@ struct ScaleCmd {
   std::string nodes = "1..128";
   std::string algos = "ring,tree,dbtree,rhd,hier-ring";
   Predictor predictorOn(const Topology& topo, Model model) const {
-    return {.topo = topo, .model = model, .sliceBytes = common.sliceBytes(), .elemSize = common.elemSize()};
+    return {.topo = topo, .model = model, .sliceBytes = common.sliceBytes(), .elemSize = common.elemSize(),
+            .channels = common.channels};
   }
   std::string size = "256M";
 };
@@ -267,13 +289,14 @@ int runStraggler(const StragglerCmd& cmd) {
   for (const auto& text : splitList(cmd.algos)) {
     algos.push_back(parseSimAlgorithm(text));
     checkAlgorithm(Collective::AllReduce, algos.back(), spec.kind == TopologyKind::Cluster);
-    if (infoOf(algos.back()).hierarchical) throw InvalidArgument("straggler replays plans; --algos cannot include " + text);
+    if (infoOf(algos.back()).analyticOnly) throw InvalidArgument("straggler replays plans; --algos cannot include " + text);
   }
   for (const auto a : algos) {
     for (const auto& s : splitList(cmd.sizes)) {
       const Bytes size = parseBytes(s);
       const std::int64_t count = size / e;
-      const Predictor base{.topo = topo, .model = Model::Replay, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e};
+      const Predictor base{.topo = topo, .model = Model::Replay, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
+                           .channels = cmd.common.channels};
       Predictor straggled = base;
       straggled.replayOptions = slow;
       ReplayResult detail;

@@ -21,24 +21,42 @@ std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t elemSize) {
   return sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / elemSize) : sliceBytes;
 }
 
-Model Predictor::modelFor(SimAlgorithm a) const { return infoOf(a).hierarchical ? Model::Analytic : model; }
+Model Predictor::modelFor(SimAlgorithm a) const { return infoOf(a).analyticOnly ? Model::Analytic : model; }
+
+plan::PlanShape Predictor::shape() const {
+  return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode()};
+}
 
 Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
-  if (info.hierarchical)
-    return hierarchicalAllReduce(topo.spec().nodes, topo.spec().gpusPerNode, count * elemSize, info.planAlgorithm,
-                                 hierarchicalParams(topo));
+  const plan::PlanShape sh = shape();
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
-  if (model == Model::Analytic) {
-    const std::int64_t slice = sliceBytes == kAutoSlice ? autoSliceElems(c, ran, p, count, elemSize)
+  if (modelFor(a) == Model::Analytic) {
+    // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
+    // tree's closed form halves its count again, so its part is 2·count / its channel count).
+    const bool dbtree = c == plan::Collective::AllReduce && ran == plan::Algorithm::DoubleBinaryTree;
+    const std::int64_t part = dbtree ? count * 2 / std::max(2, sh.channels + sh.channels % 2) : count / sh.channels;
+    const std::int64_t slice = sliceBytes == kAutoSlice ? autoSliceElems(c, ran, p, part, elemSize, sh.ranksPerNode)
                                                         : sliceElemsOf(sliceBytes, elemSize);
+    if (info.hierarchical) {  // the two-level closed forms, with the cluster's intra and inter parameters
+      const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
+      const std::int64_t part = count / sh.channels, piece = part / std::max(1, N * G);
+      const std::int64_t rounds = slice > 0 ? std::max<std::int64_t>(1, (piece + slice - 1) / slice) : 1;
+      HierarchicalParams h = hierarchicalParams(topo, sh.channels);
+      const Bytes message = (slice > 0 ? std::min(slice, piece) : piece) * elemSize;
+      h.intra = withProtocol(topo, h.intra, message);
+      const Micros startup = h.inter.startup;
+      h.inter = withProtocol(topo, h.inter, message);
+      return startup + hierarchicalAllReduce(N, G, part * elemSize, rounds, info.planAlgorithm == plan::Algorithm::Tree
+                                                                            ? plan::Algorithm::Tree : plan::Algorithm::Ring, h);
+    }
     return predictOn(topo, {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize,
-                            .sliceElems = slice});
+                            .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh);
   }
   if (p > kMaxReplayRanks)
     throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
                           std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
-  const auto ops = plan::makeOpSource(c, ran, p, count, root);  // rings: the rule, never the whole plan
+  const auto ops = plan::makeOpSource(c, ran, p, count, root, sh);  // ring, hier: the rule, never the whole plan
   ReplayOptions o = replayOptions;
   o.elemSize = elemSize;
   o.sliceElems = sliceElemsOf(sliceBytes, elemSize);

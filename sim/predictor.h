@@ -1,5 +1,6 @@
 // One prediction of one collective call: by replaying its plan on a topology or by the closed forms
-// (analytic.h); hierarchical algorithms have no plan, so they are always analytic.
+// (analytic.h); hier-tree has no plan, so it is always analytic. Plans are made in the topology's
+// shape: plan::PlanShape{channels, Topology::ranksPerNode()}.
 #pragma once
 
 #include <cstdint>
@@ -29,9 +30,12 @@ struct Predictor {
   std::int64_t elemSize = 4;
   int root = 0;
   ReplayOptions replayOptions = {};  // stragglers, trace
+  int channels = 0;                  // 0: the topology's (Topology::channels())
 
-  // The model really used for `a` (hierarchical algorithms: always analytic).
+  // The model really used for `a` (hier-tree: always analytic).
   [[nodiscard]] Model modelFor(SimAlgorithm a) const;
+  // The shape plans are made in, and the analytic model assumes.
+  [[nodiscard]] plan::PlanShape shape() const;
   // Time of collective c with algorithm a on p ranks, NCCL API count `count`; a replay's details go to
   // `detail` when given.
   Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const;

@@ -4,28 +4,47 @@
 namespace cclab::sim {
 namespace {
 
-// NCCL's "Simple" protocol reaches ~85% of the NVLink/NIC line rate for large messages (NCCL tuning
-// tables in src/graph/tuning.cc use comparable per-protocol bandwidth factors; nccl-tests report busbw
-// ~380 GB/s of 450 on DGX H100 without NVLS).
-constexpr double kSimpleProtocolEfficiency = 0.85;
-
+// Link-class efficiencies: the payload fraction of each link layer's packets, from its format (first
+// principles; what the wire carries besides data). Protocol overheads (LL vs Simple) are modelled per
+// message by the replay and the analytic model alike (topology.h, ll_protocol), not folded in here.
+// The presets' topology-wide protocol_efficiency is 1: no factor is taken from measured busbw tables.
+//
 // H100 SXM: 18 NVLink4 links x 25 GB/s per direction = 450 GB/s per GPU per direction (NVIDIA H100
 // datasheet); one NVSwitch hop is ~0.35 µs each way, ~0.7 µs per message end to end (our estimate).
 constexpr GBps kNvlinkH100 = 450;
 constexpr Micros kNvlinkLatency = 0.35;
+// NVLink packets: a 16-byte header flit per up to 16 data flits (256 bytes) of payload (the NVLink
+// packet format as described for NVLink 1 by Foley & Danskin, "Ultra-Performance Pascal GPU and NVLink
+// Interconnect", IEEE Micro 2017; assumed unchanged in NVLink 4): 256 / 272.
+constexpr double kNvlinkEfficiency = 256.0 / 272.0;
 // Reduction fused with the copy (NCCL's recv-reduce-send) runs near HBM3 speed, 3.35 TB/s (datasheet);
 // we charge the output bytes at that rate.
 constexpr GBps kH100Reduce = 3350;
 constexpr GBps kH100Copy = 3350 / 2.0;  // a copy reads and writes HBM
-// PCIe Gen4 x16: 32 GB/s raw, ~25 GB/s achievable per direction; ~1 µs per switch traversal.
-constexpr GBps kPcieGen4 = 25;
+// PCIe line rates per direction, x16: Gen4 16 GT/s, Gen5 32 GT/s per lane, 128b/130b encoding (PCIe
+// 4.0 / 5.0 base specifications): 16 lanes x 16 GT/s x 128/130 / 8 = 31.5 GB/s; Gen5 twice that.
+// ~0.5 µs per switch traversal (our estimate).
+constexpr GBps kPcieGen4 = 16 * 16.0 * 128 / 130 / 8;
+constexpr GBps kPcieGen5 = 2 * kPcieGen4;
 constexpr Micros kPcieLatency = 0.5;
-// ConnectX-7 400 Gb/s = 50 GB/s per NIC (DGX H100 has 8, one per GPU); ~2 µs NIC-to-NIC through one
-// switch layer (RDMA write latency as reported by perftest, order of magnitude).
+// A PCIe write TLP of 256 bytes (the usual max payload size) carries 24 bytes more: the 4-byte STP
+// framing token, a 16-byte header (4 DW, 64-bit address) and a 4-byte LCRC (PCIe base specification,
+// transaction and data link layers); ACK and flow-control DLLPs are left out: 256 / 280.
+constexpr double kPcieEfficiency = 256.0 / 280.0;
+// ConnectX-7 400 Gb/s = 50 GB/s per NIC, data rate (NVIDIA datasheet; DGX H100 has 8, one per GPU);
+// ~1 µs per NIC-to-fabric traversal (RDMA write latency as reported by perftest, order of magnitude).
 constexpr GBps kNic400G = 50;
 constexpr Micros kNicLatency = 1.0;
-// PCIe Gen5 x16 between GPU and NIC: ~55 GB/s achievable.
-constexpr GBps kPcieGen5 = 55;
+// InfiniBand at a 4096-byte MTU: LRH 8 + BTH 12 + RETH 16 + ICRC 4 + VCRC 2 = 42 bytes of headers per
+// packet (InfiniBand Architecture Specification vol. 1, packet format; RETH counted on every packet,
+// an upper bound on the overhead): 4096 / 4138.
+constexpr double kNicEfficiency = 4096.0 / 4138.0;
+// Start-up per collective. Kernel launch: 80 dependent small kernels ran in 260 µs from a stream,
+// 3.25 µs each (CUDA.jl documentation, "Graphs"; recorded with its source in
+// docs/results/gpu-h200-predicted.md). NIC proxy (first principles): the GPU posts the work to host
+// memory (one PCIe traversal), the proxy thread sees it and rings the NIC's doorbell (another).
+constexpr Micros kKernelLaunch = 3.25;
+constexpr Micros kProxyStart = 2 * kPcieLatency;
 // Host backend on this project's 2-core VM: ~51 GB/s total copy bandwidth with 2 threads (measured
 // with memcpy by the foundation), i.e. ~25.5 GB/s per thread; ~1 µs per message for the flag handshake
 // (an estimate, replaced by calibration: docs/results/sim.md).
@@ -44,9 +63,9 @@ TopologySpec dgxH100() {
   s.name = "dgx-h100";
   s.kind = TopologyKind::Switch;
   s.ranks = 8;
-  s.protocolEfficiency = kSimpleProtocolEfficiency;
-  s.classes["link"] = {kNvlinkLatency, kNvlinkH100};
-  s.compute = {kH100Reduce, kH100Copy, 0};
+  s.llProtocol = true;
+  s.classes["link"] = {kNvlinkLatency, kNvlinkH100, kNvlinkEfficiency};
+  s.compute = {kH100Reduce, kH100Copy, 0, 0, kKernelLaunch};
   return s;
 }
 
@@ -56,10 +75,10 @@ TopologySpec pcieNode() {
   s.kind = TopologyKind::Pcie;
   s.ranks = 8;
   s.gpusPerSwitch = 4;
-  s.protocolEfficiency = kSimpleProtocolEfficiency;
-  s.classes["pcie"] = {kPcieLatency, kPcieGen4};
-  s.classes["uplink"] = {kPcieLatency, kPcieGen4};
-  s.compute = {kH100Reduce, kH100Copy, 0};
+  s.llProtocol = true;
+  s.classes["pcie"] = {kPcieLatency, kPcieGen4, kPcieEfficiency};
+  s.classes["uplink"] = {kPcieLatency, kPcieGen4, kPcieEfficiency};
+  s.compute = {kH100Reduce, kH100Copy, 0, 0, kKernelLaunch};
   return s;
 }
 
@@ -71,11 +90,11 @@ TopologySpec cluster() {
   s.gpusPerNode = 8;
   s.nicsPerNode = 8;
   s.ranks = 32;
-  s.protocolEfficiency = kSimpleProtocolEfficiency;
-  s.classes["intra"] = {kNvlinkLatency, kNvlinkH100};
-  s.classes["pcie"] = {kPcieLatency, kPcieGen5};
-  s.classes["nic"] = {kNicLatency, kNic400G};
-  s.compute = {kH100Reduce, kH100Copy, 0};
+  s.llProtocol = true;
+  s.classes["intra"] = {kNvlinkLatency, kNvlinkH100, kNvlinkEfficiency};
+  s.classes["pcie"] = {kPcieLatency, kPcieGen5, kPcieEfficiency};
+  s.classes["nic"] = {kNicLatency, kNic400G, kNicEfficiency};
+  s.compute = {kH100Reduce, kH100Copy, 0, 0, kKernelLaunch, kProxyStart};
   return s;
 }
 

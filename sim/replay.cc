@@ -81,7 +81,7 @@ class Engine {
   }
 
  private:
-  // The connection (channel, src, dst), made with its route on first use.
+  // The connection (channel, src, dst), made with its route on first use (setupResources makes them all).
   int connectionId(int channel, int src, int dst) {
     const std::int64_t n = info_.nranks;
     const std::int64_t key = (std::int64_t{channel} * n + src) * n + dst;
@@ -96,6 +96,7 @@ class Engine {
       for (int id : route.resources) {
         routeRes_.push_back(id);
         c.bottleneckBeta = std::max(c.bottleneckBeta, resBeta_[id]);
+        if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(src)] = crossesNic_[static_cast<std::size_t>(dst)] = 1;
       }
       c.routeEnd = static_cast<int>(routeRes_.size());
       conns_.push_back(std::move(c));
@@ -149,6 +150,15 @@ class Engine {
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
+    crossesNic_.assign(static_cast<std::size_t>(info_.nranks), 0);
+    // Every connection with its route, before the run: a rank's start-up depends on whether one of its
+    // messages crosses a NIC. The source lists each rank's connections (plan::OpSource::links).
+    for (int r = 0; r < info_.nranks; ++r)
+      for (const plan::PeerLink& l : source_.links(r)) {
+        if (l.peer < 0 || l.peer >= info_.nranks || l.peer == r)
+          throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(l.peer));
+        connectionId(l.channel, l.out ? r : l.peer, l.out ? l.peer : r);
+      }
   }
 
   [[nodiscard]] bool done(int a) const { return cursor_[a].done(); }
@@ -158,14 +168,23 @@ class Engine {
     Micros start = t;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
     const auto b = static_cast<double>(bytes);
+    // Protocol (topology.h): LL holds every resource 1/kLLEfficiency longer and needs one traversal;
+    // Simple, where the topology has both, three. Each message takes the faster on its route.
+    double stretch = 1, traversals = 1;
+    if (topo_.spec().llProtocol) {
+      if (b * ch.bottleneckBeta < (kSimpleLatencyTraversals - 1) * ch.latency)
+        stretch = 1 / kLLEfficiency;
+      else
+        traversals = kSimpleLatencyTraversals;
+    }
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
       const int id = routeRes_[i];
-      const Micros d = b * resBeta_[id];
+      const Micros d = b * stretch * resBeta_[id];
       freeAt_[id] = start + d;
       result_.busy[id] += d;
       result_.bytes[id] += bytes;
     }
-    const Micros arrival = start + ch.latency + b * ch.bottleneckBeta;
+    const Micros arrival = start + traversals * ch.latency + b * stretch * ch.bottleneckBeta;
     if (opt_.trace) record(labelled("send->", ch.dst), 1, rank, start, arrival - start, bytes);
     return arrival;
   }
@@ -269,7 +288,9 @@ class Engine {
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
-      Micros start = 0.0;
+      // Start-up (topology.h ComputeParams): the launch, and the NIC proxy where the rank uses a NIC.
+      const auto& compute = topo_.spec().compute;
+      Micros start = compute.launchLatency + (crossesNic_[static_cast<std::size_t>(r)] ? compute.proxyLatency : 0.0);
       for (const Straggler& s : opt_.stragglers)
         if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       result_.finish[r] = start;
@@ -318,6 +339,7 @@ class Engine {
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   std::vector<Micros> freeAt_;
+  std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its cursor, the connections it used, its clock.
   std::vector<int> agentRank_;
   std::vector<Cursor> cursor_;

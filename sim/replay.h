@@ -14,6 +14,11 @@
 //    (one pass over p-1 received vectors).
 //  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
 //    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
+//  - Protocols: where the topology enables LL (TopologySpec::llProtocol), each message takes LL (one
+//    traversal, resources held 1/kLLEfficiency as long) or Simple (three traversals, full bandwidth),
+//    whichever delivers it sooner on its route (topology.h).
+//  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
+//    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
 //    slowdown per resource.
 // With no contention this makes the finish time the longest path through the plan's dependencies,

@@ -93,7 +93,10 @@ void checkSpec(const TopologySpec& s) {
   for (const auto& [name, c] : s.classes) {
     physicalLatency("classes." + name + ".latency_us", c.latency);
     physicalBandwidth("classes." + name + ".bandwidth_gbps", c.bandwidth);
+    if (!(c.efficiency >= kMinProtocolEfficiency && c.efficiency <= 1))
+      fail("classes." + name + ".efficiency", "must be in " + fmtNumber(kMinProtocolEfficiency) + "..1 (got " + fmtNumber(c.efficiency) + ")");
   }
+  if (s.channels < 0 || s.channels > 64) fail("channels", "must be in 0..64 (0: the topology's default) (got " + std::to_string(s.channels) + ")");
   std::set<std::string> linkClasses;
   for (const auto& c : requiredLinkClasses(s.kind)) linkClasses.insert(c);
   for (const auto& l : s.graphLinks) linkClasses.insert(l.cls);
@@ -108,6 +111,8 @@ void checkSpec(const TopologySpec& s) {
   physicalBandwidth("compute.copy_gbps", c.copyBandwidth);
   if (c.cores < 0 || c.cores > kMaxTopologyRanks) fail("compute.cores", "must be in 0.." + std::to_string(kMaxTopologyRanks));
   physicalLatency("compute.wake_us", c.wakeLatency);
+  physicalLatency("compute.launch_us", c.launchLatency);
+  physicalLatency("compute.proxy_us", c.proxyLatency);
   if (s.kind == TopologyKind::Graph) {
     std::set<std::string> names;
     for (int r = 0; r < s.ranks; ++r) names.insert(rankName(r));
@@ -185,7 +190,7 @@ int Topology::addNode(const std::string& name, const std::string& cls) {
     auto it = spec_.classes.find(cls);
     if (it != spec_.classes.end() && it->second.bandwidth > 0) {
       res = static_cast<int>(resources_.size());
-      resources_.push_back({name, cls, it->second.latency, it->second.bandwidth * spec_.protocolEfficiency});
+      resources_.push_back({name, cls, it->second.latency, it->second.bandwidth * it->second.efficiency * spec_.protocolEfficiency});
     }
   }
   nodeResource_.push_back(res);
@@ -198,7 +203,7 @@ void Topology::addLink(int a, int b, const std::string& cls) {
   for (int dir = 0; dir < 2; ++dir) {
     const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
     adj_[from].push_back({to, static_cast<int>(resources_.size()), dir == 0 ? ib : ia});
-    resources_.push_back({nodeNames_[from] + "->" + nodeNames_[to], cls, c.latency, c.bandwidth * spec_.protocolEfficiency});
+    resources_.push_back({nodeNames_[from] + "->" + nodeNames_[to], cls, c.latency, c.bandwidth * c.efficiency * spec_.protocolEfficiency});
   }
 }
 
@@ -442,6 +447,14 @@ std::vector<int> Topology::rankLinks(int r) const {
     if (name.starts_with(prefix) || (name.size() > suffix.size() && name.ends_with(suffix))) out.push_back(i);
   }
   return out;
+}
+
+int Topology::ranksPerNode() const {
+  return spec_.kind == TopologyKind::Cluster && spec_.nodes > 1 ? spec_.gpusPerNode : 0;
+}
+
+int Topology::defaultChannels() const {
+  return spec_.kind == TopologyKind::Cluster ? std::min(spec_.gpusPerNode, 64) : 1;
 }
 
 int Topology::findResource(const std::string& name) const {

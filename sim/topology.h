@@ -13,7 +13,9 @@
 //   pcie             N GPUs, `gpus_per_switch` per PCIe switch, switches on one root complex ("cpu"):
 //                    classes "pcie" (GPU-switch) and "uplink" (switch-cpu, shared by its GPUs)
 //   cluster          `nodes` x `gpus_per_node`, an NVSwitch per node (class "intra"), `nics_per_node`
-//                    NICs per node (GPU-NIC class "pcie", NIC-fabric class "nic"), a non-blocking fabric
+//                    NICs per node (GPU-NIC class "pcie", NIC-fabric class "nic"), a non-blocking fabric;
+//                    GPU g of a node uses NIC floor(g·K/G) both ways, so rank r's inter-node traffic
+//                    leaves and enters through its own NIC (with K = G, one NIC per GPU)
 //   host             this project's host backend: ranks are threads copying through one shared memory
 //                    (classes "thread": each rank's own copy path, "memory": the bus, a node capacity)
 //   graph            explicit nodes and links
@@ -53,9 +55,22 @@ inline constexpr double kMinProtocolEfficiency = 0.01;  // below 1% no protocol 
 
 struct LinkClass {
   Micros latency = 0;   // per traversal
-  GBps bandwidth = 0;   // per direction; for a node class: its total capacity (0 = unlimited)
+  GBps bandwidth = 0;   // per direction (the line rate); for a node class: its total capacity (0 = unlimited)
+  double efficiency = 1.0;  // the link layer's payload fraction (packet headers, encoding): multiplies bandwidth
   friend bool operator==(const LinkClass&, const LinkClass&) = default;
 };
+
+// The two message protocols of a GPU collective (NCCL's LL and Simple), when a topology enables them
+// (TopologySpec::llProtocol); each message takes the one that delivers it sooner on its route:
+//  - LL (low latency): every 8-byte store carries 4 bytes of data and a 4-byte flag, so the receiver
+//    polls the data itself: one traversal of latency, half the bandwidth (first principles of the
+//    format: 4 / 8).
+//  - Simple (bulk): data at full bandwidth, then a flag written after a fence that waits for the data
+//    to land: the data's traversal, its completion coming back, the flag's traversal (first
+//    principles: 3 traversals).
+// LL wins while bytes·β < (kSimpleLatencyTraversals - 1)·L (β: the route's bottleneck, L: its latency).
+inline constexpr double kLLEfficiency = 0.5;
+inline constexpr double kSimpleLatencyTraversals = 3;
 
 // Per-rank compute: the reduction of a received slice and a local copy are charged to the rank.
 struct ComputeParams {
@@ -64,6 +79,9 @@ struct ComputeParams {
   int cores = 0;             // host kind: CPU cores the rank threads share (0 = one core per rank)
   Micros wakeLatency = 0;    // host kind, more ranks than cores: a waiting thread is woken by the OS,
                              // which adds this to every message (a futex wake and a context switch)
+  Micros launchLatency = 0;  // start-up of every collective on every rank (a kernel launch)
+  Micros proxyLatency = 0;   // more start-up for a rank whose messages cross a NIC (class "nic"): the
+                             // host proxy that drives the NIC has to see the work first
   friend bool operator==(const ComputeParams&, const ComputeParams&) = default;
 };
 
@@ -92,7 +110,9 @@ struct TopologySpec {
   int gpusPerNode = 0;     // cluster
   int nicsPerNode = 1;     // cluster
   int gpusPerSwitch = 0;   // pcie
-  double protocolEfficiency = 1.0;  // multiplies every bandwidth (presets: 0.85 for NCCL's Simple protocol)
+  double protocolEfficiency = 1.0;  // multiplies every bandwidth (a topology-wide factor; presets: 1)
+  bool llProtocol = false;          // small messages may use the LL protocol (kLLEfficiency above)
+  int channels = 0;                 // channels of the plans made for it; 0: defaultChannels()
   std::map<std::string, LinkClass> classes;
   ComputeParams compute;
   std::vector<SpecNode> graphNodes;  // graph
@@ -158,6 +178,18 @@ class Topology {
   [[nodiscard]] MicrosPerByte reduceCost() const { return gamma_; }
   [[nodiscard]] MicrosPerByte copyCost() const { return delta_; }
   [[nodiscard]] int findResource(const std::string& name) const;
+  // The plan shape for this topology: ranks per node (cluster: gpus_per_node; other kinds are one
+  // node: 0) and channels (spec.channels, else defaultChannels()).
+  [[nodiscard]] int ranksPerNode() const;
+  [[nodiscard]] int channels() const { return spec_.channels > 0 ? spec_.channels : defaultChannels(); }
+  // Cluster: one channel per GPU of a node. Ring channel c leaves every node through local rank
+  // (c + G - 1) mod G (plan::ringOrder), so G channels leave through every GPU once, hence through
+  // every GPU's NIC: each NIC carries G/K rings. Fewer channels leave NICs idle (1 channel: one NIC of
+  // each node carries the whole ring). Other kinds: 1 (one node, one NVSwitch or PCIe tree: nothing
+  // asks for more).
+  [[nodiscard]] int defaultChannels() const;
+  // True when resource `id` is a NIC link (class "nic"): start-up adds compute.proxy_us.
+  [[nodiscard]] bool isNic(int id) const { return resources_[static_cast<std::size_t>(id)].cls == "nic"; }
 
  private:
   int addNode(const std::string& name, const std::string& cls);

@@ -65,7 +65,7 @@ void onlyKeys(const json& obj, const std::string& where, std::initializer_list<c
 TopologySpec parseTopology(const json& j) {
   if (!j.is_object()) throw TopologyError("topology must be a JSON object");
   onlyKeys(j, "", {"name", "kind", "ranks", "nodes", "gpus_per_node", "nics_per_node", "gpus_per_switch",
-                   "protocol_efficiency", "classes", "compute", "links", "comment"});
+                   "protocol_efficiency", "ll_protocol", "channels", "classes", "compute", "links", "comment"});
   TopologySpec s;
   const std::string kind = getString(j, "kind", "kind", true);
   s.kind = parseTopologyKind(kind);
@@ -85,25 +85,33 @@ TopologySpec parseTopology(const json& j) {
   }
   if (s.kind == TopologyKind::Pcie) s.gpusPerSwitch = getInt(j, "gpus_per_switch", "gpus_per_switch", true, 0);
   s.protocolEfficiency = getNumber(j, "protocol_efficiency", "protocol_efficiency", false, 1.0);
+  if (const json* ll = member(j, "ll_protocol")) {
+    if (!ll->is_boolean()) bad("ll_protocol", "must be true or false (got " + ll->dump() + ")");
+    s.llProtocol = ll->get<bool>();
+  }
+  s.channels = getInt(j, "channels", "channels", false, 0);
   const json* classes = member(j, "classes");
   if (!classes) bad("classes", "is missing");
   if (!classes->is_object()) bad("classes", "must be an object of name: {latency_us, bandwidth_gbps}");
   for (auto it = classes->begin(); it != classes->end(); ++it) {
     const std::string f = "classes." + it.key();
     if (!it->is_object()) bad(f, "must be an object {latency_us, bandwidth_gbps}");
-    onlyKeys(*it, f + ".", {"latency_us", "bandwidth_gbps", "comment"});
+    onlyKeys(*it, f + ".", {"latency_us", "bandwidth_gbps", "efficiency", "comment"});
     LinkClass c;
     c.latency = getNumber(*it, "latency_us", f + ".latency_us", false, 0.0);
     c.bandwidth = getNumber(*it, "bandwidth_gbps", f + ".bandwidth_gbps", true, 0.0);
+    c.efficiency = getNumber(*it, "efficiency", f + ".efficiency", false, 1.0);
     s.classes[it.key()] = c;
   }
   if (const json* c = member(j, "compute")) {
     if (!c->is_object()) bad("compute", "must be an object {reduce_gbps, copy_gbps, cores}");
-    onlyKeys(*c, "compute.", {"reduce_gbps", "copy_gbps", "cores", "wake_us", "comment"});
+    onlyKeys(*c, "compute.", {"reduce_gbps", "copy_gbps", "cores", "wake_us", "launch_us", "proxy_us", "comment"});
     s.compute.reduceBandwidth = getNumber(*c, "reduce_gbps", "compute.reduce_gbps", false, 0.0);
     s.compute.copyBandwidth = getNumber(*c, "copy_gbps", "compute.copy_gbps", false, 0.0);
     s.compute.cores = getInt(*c, "cores", "compute.cores", false, 0);
     s.compute.wakeLatency = getNumber(*c, "wake_us", "compute.wake_us", false, 0.0);
+    s.compute.launchLatency = getNumber(*c, "launch_us", "compute.launch_us", false, 0.0);
+    s.compute.proxyLatency = getNumber(*c, "proxy_us", "compute.proxy_us", false, 0.0);
   }
   if (s.kind == TopologyKind::Graph) {
     if (const json* nodes = member(j, "nodes")) {
@@ -163,12 +171,19 @@ json toJson(const TopologySpec& s) {
   }
   if (s.kind == TopologyKind::Pcie) j["gpus_per_switch"] = s.gpusPerSwitch;
   j["protocol_efficiency"] = s.protocolEfficiency;
+  if (s.llProtocol) j["ll_protocol"] = true;
+  if (s.channels > 0) j["channels"] = s.channels;
   json classes = json::object();
-  for (const auto& [name, c] : s.classes) classes[name] = {{"latency_us", c.latency}, {"bandwidth_gbps", c.bandwidth}};
+  for (const auto& [name, c] : s.classes) {
+    classes[name] = {{"latency_us", c.latency}, {"bandwidth_gbps", c.bandwidth}};
+    if (c.efficiency != 1.0) classes[name]["efficiency"] = c.efficiency;
+  }
   j["classes"] = classes;
   j["compute"] = {{"reduce_gbps", s.compute.reduceBandwidth}, {"copy_gbps", s.compute.copyBandwidth}};
   if (s.compute.cores > 0) j["compute"]["cores"] = s.compute.cores;
   if (s.compute.wakeLatency > 0) j["compute"]["wake_us"] = s.compute.wakeLatency;
+  if (s.compute.launchLatency > 0) j["compute"]["launch_us"] = s.compute.launchLatency;
+  if (s.compute.proxyLatency > 0) j["compute"]["proxy_us"] = s.compute.proxyLatency;
   if (s.kind == TopologyKind::Graph) {
     json nodes = json::array(), links = json::array();
     for (const auto& n : s.graphNodes) {

@@ -72,6 +72,24 @@ std::int64_t OpSource::opSlices(std::int64_t sliceElems, std::int64_t limit) con
   return total;
 }
 
+std::vector<PeerLink> OpSource::links(int rank) const {
+  std::vector<PeerLink> out;
+  auto add = [&](PeerLink l) {
+    if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
+  };
+  for (std::int64_t i = 0, n = size(rank); i < n; ++i) {
+    const Op o = op(rank, i);
+    if (o.count() <= 0) continue;
+    if (o.kind == OpKind::ReduceAll) {
+      for (int q = 0; q < nranks(); ++q)
+        if (q != rank) add({q, false, o.channel});
+    } else if (o.kind != OpKind::Copy) {
+      add({o.peer, o.kind == OpKind::Send, o.channel});
+    }
+  }
+  return out;
+}
+
 std::int64_t OpSource::totalOps() const {
   std::int64_t n = 0;
   for (int r = 0; r < nranks(); ++r) n += size(r);

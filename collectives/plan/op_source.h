@@ -37,6 +37,14 @@ struct PlanInfo {
 };
 PlanInfo infoOf(const Plan& plan);
 
+// One connection a rank uses: to or from `peer` on `channel`.
+struct PeerLink {
+  int peer = -1;
+  bool out = false;  // true: the rank sends to peer; false: it receives from peer
+  int channel = 0;
+  friend bool operator==(const PeerLink&, const PeerLink&) = default;
+};
+
 class OpSource {
  public:
   explicit OpSource(const PlanInfo& info) : info_(info) {}
@@ -61,6 +69,9 @@ class OpSource {
   // Op-slices (sliceCount summed over every op of every rank) with slices of sliceElems; a result
   // above `limit` may be any value above it (the scan stops there). Default: a scan of every op.
   [[nodiscard]] virtual std::int64_t opSlices(std::int64_t sliceElems, std::int64_t limit) const;
+  // The connections rank r's non-empty ops use, each once (a ReduceAll receives from every other
+  // rank). Default: a scan of the rank's ops; the rules list them directly where no op is empty.
+  [[nodiscard]] virtual std::vector<PeerLink> links(int rank) const;
   // Sum of size(r) over all ranks.
   [[nodiscard]] std::int64_t totalOps() const;
 

@@ -90,6 +90,21 @@ class HierarchicalAllReduceSource final : public OpSource {
     return op;
   }
 
+  // Where every piece has an element (part >= p), every op is non-empty and each channel uses the
+  // node ring (next, prev) and the ring across nodes (up, down); otherwise the scan.
+  [[nodiscard]] std::vector<PeerLink> links(int rank) const override {
+    if (chunkOf(info_.count, info_.nchannels, info_.nchannels - 1).count < info_.nranks) return OpSource::links(rank);
+    const int n = rank / g_, l = rank % g_;
+    std::vector<PeerLink> out;
+    for (int ch = 0; ch < info_.nchannels; ++ch) {
+      out.push_back({n * g_ + wrap(l + 1, g_), true, ch});
+      out.push_back({n * g_ + wrap(l - 1, g_), false, ch});
+      out.push_back({wrap(n + 1, nodes_) * g_ + l, true, ch});
+      out.push_back({wrap(n - 1, nodes_) * g_ + l, false, ch});
+    }
+    return out;
+  }
+
   [[nodiscard]] std::int64_t maxOpCount() const override {
     const Chunk part = chunkOf(info_.count, info_.nchannels, 0);
     return chunkOf(chunkOf(part.count, g_, 0).count, nodes_, 0).count;

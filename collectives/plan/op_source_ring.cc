@@ -89,6 +89,21 @@ class RingAllReduceSource final : public OpSource {
     return op;
   }
 
+  // Where every chunk has an element (part >= p), every op is non-empty and each channel uses next
+  // and prev; otherwise the scan (empty ops use no connection).
+  [[nodiscard]] std::vector<PeerLink> links(int rank) const override {
+    const int p = info_.nranks;
+    if (p == 1) return {};
+    if (chunkOf(info_.count, info_.nchannels, info_.nchannels - 1).count < p) return OpSource::links(rank);
+    std::vector<PeerLink> out;
+    for (int ch = 0; ch < info_.nchannels; ++ch) {
+      const int v = position(ch, rank);
+      out.push_back({rankAt(ch, wrap(v + 1, p)), true, ch});
+      out.push_back({rankAt(ch, wrap(v - 1, p)), false, ch});
+    }
+    return out;
+  }
+
   [[nodiscard]] std::int64_t maxOpCount() const override {
     const Chunk part = chunkOf(info_.count, info_.nchannels, 0);  // the first part and chunk are the largest
     return info_.nranks == 1 ? part.count : chunkOf(part.count, info_.nranks, 0).count;

@@ -3,6 +3,7 @@
 // op-slice counts equal a scan of the materialized plan.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -77,6 +78,11 @@ TEST(OpSource, RulesGiveMakePlansOpsOpForOp) {
     // The closed forms against the plan's scan.
     const PlanOpSource held(plan);
     EXPECT_EQ(src->maxOpCount(), held.maxOpCount()) << label(c);
+    for (int r = 0; r < c.nranks; ++r) {  // the connections the rule lists are those the plan's ops use
+      const auto a = src->links(r), b = held.links(r);
+      EXPECT_EQ(a.size(), b.size()) << label(c) << " rank " << r;
+      EXPECT_TRUE(std::is_permutation(a.begin(), a.end(), b.begin(), b.end())) << label(c) << " rank " << r;
+    }
     for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{0}, std::int64_t{1}, std::int64_t{7}, std::int64_t{100}})
       EXPECT_EQ(src->opSlices(slice, INT64_MAX), held.opSlices(slice, INT64_MAX)) << label(c) << " slice " << slice;
   }

@@ -14,7 +14,7 @@ namespace cclab::sim {
 namespace {
 
 TEST(Algorithms, OneTableGivesEveryNameAndTheErrorListsThemAll) {
-  EXPECT_EQ(algorithmNames(), "ring, tree, dbtree, rhd, rd, chain, hier-ring, hier-tree");
+  EXPECT_EQ(algorithmNames(), "ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree");
   for (const auto& i : simAlgorithms()) {
     EXPECT_EQ(parseSimAlgorithm(i.name), i.id);
     EXPECT_EQ(name(i.id), i.name);
@@ -29,6 +29,11 @@ TEST(Algorithms, OneTableGivesEveryNameAndTheErrorListsThemAll) {
     EXPECT_NE(std::string(e.what()).find(algorithmNames()), std::string::npos) << e.what();
   }
   EXPECT_THROW(parseSimAlgorithm("auto"), InvalidArgument);
+  // hier-ring replays the plan plan::Algorithm::Hierarchical, and takes the plan's name too.
+  EXPECT_EQ(parseSimAlgorithm("hier"), SimAlgorithm::HierarchicalRing);
+  EXPECT_EQ(infoOf(SimAlgorithm::HierarchicalRing).planAlgorithm, plan::Algorithm::Hierarchical);
+  EXPECT_FALSE(infoOf(SimAlgorithm::HierarchicalRing).analyticOnly);
+  EXPECT_TRUE(infoOf(SimAlgorithm::HierarchicalTree).analyticOnly);
 }
 
 TEST(Algorithms, CheckRefusesWhatHasNoPlanOrNoCluster) {

@@ -76,7 +76,7 @@ TEST(Cli, ZeroRanksOrNodesAreRefusedNotIgnored) {
 TEST(Cli, AlgorithmErrorsListEveryAlgorithmFromTheTable) {
   const CliRun r = run("allreduce --algo spiral");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("ring, tree, dbtree, rhd, rd, chain, hier-ring, hier-tree"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree"), std::string::npos) << r.output;
   EXPECT_EQ(run("allreduce --algo rd -b 8 -e 64").status, 0);
 }
 
@@ -118,4 +118,26 @@ TEST(Cli, ScaleWritesItsCrossoversToJson) {
   const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("tree_vs_ring_bytes"), std::string::npos);
   std::filesystem::remove(path);
+}
+
+// A 2-node cluster's ring runs one channel per GPU (the topology's default), so every NIC carries
+// data; --channels 1 leaves most of them idle. hier-ring (and its plan name hier) is replayed.
+TEST(Cli, ClusterLinksShowEveryNicBusyAndHierReplays) {
+  const CliRun all = run("allreduce --topo cluster --nodes 2 --algo ring --links -b 16M -e 16M");
+  ASSERT_EQ(all.status, 0) << all.output;
+  EXPECT_NE(all.output.find("# plan shape: 8 channel(s), 8 ranks per node"), std::string::npos) << all.output;
+  EXPECT_NE(all.output.find("# NIC links: 32 of 32 carry data"), std::string::npos) << all.output;
+  const CliRun one = run("allreduce --topo cluster --nodes 2 --algo ring --links -b 16M -e 16M --channels 1");
+  ASSERT_EQ(one.status, 0) << one.output;
+  EXPECT_NE(one.output.find("# NIC links: 4 of 32 carry data"), std::string::npos) << one.output;
+  EXPECT_EQ(run("allreduce --channels 0 -b 8 -e 8").status, 2);
+  EXPECT_EQ(run("allreduce --channels 65 -b 8 -e 8").status, 2);
+  for (const char* algo : {"hier", "hier-ring"}) {
+    const CliRun h = run(std::string("allreduce --topo cluster --nodes 2 --algo ") + algo + " -b 1M -e 1M");
+    ASSERT_EQ(h.status, 0) << h.output;
+    EXPECT_NE(h.output.find("PREDICTED (replay) allreduce algo=hier-ring"), std::string::npos) << h.output;
+  }
+  const CliRun tree = run("allreduce --topo cluster --nodes 2 --algo hier-tree -b 1M -e 1M");
+  ASSERT_EQ(tree.status, 0) << tree.output;
+  EXPECT_NE(tree.output.find("PREDICTED (analytic)"), std::string::npos) << tree.output;
 }

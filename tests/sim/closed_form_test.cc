@@ -167,18 +167,29 @@ TEST(ClosedForm, SingleRankIsACopy) {
   }
 }
 
-TEST(ClosedForm, HierarchicalReducesToRingOnOneNode) {
-  HierarchicalParams h;
-  h.intra = uniformParams();
-  h.inter = uniformParams();
-  // One node of G GPUs: reduce-scatter + allgather = the ring allreduce, less the allgather's local copy.
-  const int G = 8;
-  const Bytes n = 8 * 1024 * 1024;
-  const Micros ring = ringAllReduce(G, n / G, 1, h.intra);
-  const Micros hier = hierarchicalAllReduce(1, G, n, Algorithm::Ring, h);
-  EXPECT_NEAR(hier, ring + static_cast<double>(n / G) * h.intra.delta, 1e-9 * ring);
-  // Across nodes it adds a ring over nodes on 1/G of the data.
-  EXPECT_GT(hierarchicalAllReduce(4, G, n, Algorithm::Ring, h), hier);
+// The hier plan (allreduce_hierarchical.cc) against its pipelined closed form (analytic_hierarchical.cc)
+// on the textbook topology: g ranks per node, N nodes, whole ops and slices; N = 1 is the flat ring.
+TEST(ClosedForm, HierarchicalPlanEqualsItsClosedForm) {
+  for (int g : {2, 3, 4, 8})
+    for (int nodes : {1, 2, 3, 5}) {
+      const int p = g * nodes;
+      const Topology topo(uniform(p));
+      const std::int64_t count = evenCount(p) * 4;
+      const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
+      for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{64}, std::int64_t{256}}) {
+        ReplayOptions o;
+        o.sliceElems = slice;
+        const Micros replayed = replay(pl, topo, o).time;
+        Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
+        sc.ranksPerNode = g;
+        const Micros closed = predict(sc, uniformParams());
+        EXPECT_NEAR(replayed, closed, kRel * closed) << "g=" << g << " nodes=" << nodes << " slice " << slice;
+      }
+    }
+  // One node: the ring allreduce.
+  Schedule one{Collective::AllReduce, Algorithm::Hierarchical, 8, evenCount(8), 4, -1};
+  one.ranksPerNode = 8;
+  EXPECT_NEAR(predict(one, uniformParams()), predict({Collective::AllReduce, Algorithm::Ring, 8, evenCount(8), 4, -1}, uniformParams()), 1e-9);
 }
 
 TEST(ClosedForm, PredictRejectsMissingGenerators) {

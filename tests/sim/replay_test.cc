@@ -171,6 +171,14 @@ TEST(Replay, AutoSliceMatchesAnalyticRule) {
         const auto pl = plan::makePlan(c, a, p, count);
         EXPECT_EQ(autoSliceElems(pl, 4), autoSliceElems(c, a, p, count, 4)) << plan::name(a) << " p=" << p << " n=" << count;
       }
+  // The ReduceAll plans and hier (its pieces depend on the ranks per node).
+  for (Algorithm a : {Algorithm::OneShot, Algorithm::TwoShot, Algorithm::Hierarchical})
+    for (auto [p, g] : {std::pair{1, 0}, std::pair{6, 3}, std::pair{8, 4}, std::pair{16, 8}, std::pair{8, 0}})
+      for (std::int64_t count : {std::int64_t{10}, std::int64_t{1} << 20, std::int64_t{3} << 24}) {
+        const auto pl = plan::makePlan(Collective::AllReduce, a, p, count, 0, {1, g});
+        EXPECT_EQ(autoSliceElems(pl, 4), autoSliceElems(Collective::AllReduce, a, p, count, 4, g))
+            << plan::name(a) << " p=" << p << " g=" << g << " n=" << count;
+      }
 }
 
 TEST(Replay, DeadlockAndSizeErrors) {

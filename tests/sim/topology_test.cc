@@ -46,7 +46,7 @@ TEST(Topology, DgxRouteCrossesTheSwitchOnce) {
   ASSERT_EQ(r.resources.size(), 2U);
   EXPECT_EQ(t.resources()[r.resources[0]].name, "rank0->switch");
   EXPECT_EQ(t.resources()[r.resources[1]].name, "switch->rank5");
-  EXPECT_NEAR(r.bottleneck, 450 * 0.85, 1e-9);
+  EXPECT_NEAR(r.bottleneck, 450 * 256.0 / 272.0, 1e-9);  // NVLink line rate x its packet efficiency (presets.cc)
   EXPECT_NEAR(r.latency, 0.7, 1e-12);
 }
 
