@@ -10,6 +10,12 @@
 #ifdef CCLAB_WITH_NCCL_BACKEND
 #include "collectives/nccl/nccl_communicator.h"
 #endif
+#ifdef CCLAB_WITH_PROC_BACKEND
+#include <cstdlib>
+
+#include "collectives/mpi/mpi_world.h"
+#include "collectives/mpi/proc_communicator.h"
+#endif
 
 namespace cclab {
 
@@ -18,14 +24,15 @@ std::string_view name(Backend b) {
     case Backend::Host: return "host";
     case Backend::Cuda: return "cuda";
     case Backend::Nccl: return "nccl";
+    case Backend::Proc: return "proc";
   }
   return "?";
 }
 
 Backend parseBackend(std::string_view s) {
-  for (Backend b : {Backend::Host, Backend::Cuda, Backend::Nccl})
+  for (Backend b : {Backend::Host, Backend::Cuda, Backend::Nccl, Backend::Proc})
     if (s == name(b)) return b;
-  throw InvalidArgument("unknown backend '" + std::string(s) + "' (host, cuda, nccl)");
+  throw InvalidArgument("unknown backend '" + std::string(s) + "' (host, cuda, nccl, proc)");
 }
 
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
@@ -34,6 +41,12 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
   const auto bytes = static_cast<std::size_t>(args.count) * sizeOf(args.type);
   if (bytes <= kAutoTinyBytes) return Algorithm::RecursiveDoubling;
   return (bytes <= kAutoSmallBytes && nranks > 2) ? Algorithm::HalvingDoubling : Algorithm::Ring;
+}
+
+std::vector<int> Communicator::localRanks() const {
+  std::vector<int> all(static_cast<std::size_t>(nranks()));
+  for (int r = 0; r < nranks(); ++r) all[static_cast<std::size_t>(r)] = r;
+  return all;
 }
 
 plan::Algorithm Communicator::resolve(const CollectiveArgs& args, plan::Algorithm requested) const {
@@ -51,6 +64,17 @@ void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved)
                           std::string(plan::name(args.collective)));
   constexpr std::int64_t kMaxElements = std::int64_t{1} << 40;
   if (args.count > kMaxElements / nranks) throw InvalidArgument("count " + std::to_string(args.count) + " is too large");
+}
+
+void checkShape(const CollectiveOptions& o, int nranks, plan::Algorithm resolved) {
+  if (o.channels < 0 || o.channels > plan::kMaxChannels)
+    throw InvalidArgument("channels must be 1.." + std::to_string(plan::kMaxChannels) + " (0: the backend's default), got " +
+                          std::to_string(o.channels));
+  if (o.ranksPerNode < 0)
+    throw InvalidArgument("ranksPerNode must be >= 0 (0: one node), got " + std::to_string(o.ranksPerNode));
+  if (resolved == plan::Algorithm::Hierarchical && o.ranksPerNode > 0 && nranks % o.ranksPerNode != 0)
+    throw InvalidArgument("hier needs ranksPerNode (" + std::to_string(o.ranksPerNode) + ") to divide the " +
+                          std::to_string(nranks) + " ranks");
 }
 
 void checkSlicing(const CollectiveArgs& args, int nranks, std::size_t sliceBytes, std::size_t defaultSliceBytes) {
@@ -140,6 +164,13 @@ bool backendAvailable(Backend b, std::string* why) {
 #else
       return no("this build has no NCCL backend");
 #endif
+    case Backend::Proc:
+#ifdef CCLAB_WITH_PROC_BACKEND
+      if (!mpi::launchedByMpi()) return no("the proc backend runs under mpirun (one process per rank)");
+      return true;
+#else
+      return no("this build has no process backend (OpenMPI was not found at configure time)");
+#endif
   }
   return false;
 }
@@ -155,6 +186,12 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
 #endif
 #ifdef CCLAB_WITH_NCCL_BACKEND
     case Backend::Nccl: return nccl::makeNcclCommunicator(config);
+#endif
+#ifdef CCLAB_WITH_PROC_BACKEND
+    case Backend::Proc: {
+      const char* perNode = std::getenv("CCLAB_RANKS_PER_NODE");  // emulated nodes
+      return mpi::makeProcCommunicator({.ranksPerProcess = config.nranks, .ranksPerNode = perNode ? std::atoi(perNode) : 0});
+    }
 #endif
     default: break;
   }

@@ -25,9 +25,10 @@
 
 namespace cclab {
 
-enum class Backend : std::uint8_t { Host, Cuda, Nccl };
+// Proc: one rank per process, launched by mpirun (collectives/mpi/proc_communicator.h).
+enum class Backend : std::uint8_t { Host, Cuda, Nccl, Proc };
 std::string_view name(Backend b);
-Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl"; throws InvalidArgument
+Backend parseBackend(std::string_view s);  // "host", "cuda", "nccl", "proc"; throws InvalidArgument
 
 
 // Per-call options, in the shape of gloo's AllreduceOptions.
@@ -36,6 +37,12 @@ struct CollectiveOptions {
   std::size_t sliceBytes = 0;  // pipeline slice; 0: the backend's default
   std::chrono::milliseconds timeout{30000};
   Straggler straggler;  // executors honour startDelay (the rank arrives late at every collective)
+  // The plan's shape (plan::PlanShape): channels 1..plan::kMaxChannels, 0 = the backend's default;
+  // ranksPerNode = consecutive ranks that share a node (0: one node; the host backend emulates nodes:
+  // it only changes the plan, e.g. hier's rings and the ring channels' orders). hier needs it to divide
+  // nranks. Backends that build plans key their plan caches on both.
+  int channels = 0;
+  int ranksPerNode = 0;
 };
 
 struct CollectiveArgs {
@@ -112,6 +119,17 @@ class Communicator {
   [[nodiscard]] virtual int nranks() const = 0;
   // One line for table headers: "host: 4 ranks as threads", "cuda: 8 ranks on 1 x NVIDIA H200 ...".
   [[nodiscard]] virtual std::string description() const = 0;
+  // The ranks this process drives: every rank, except in the process backend (its own rank only).
+  // runGroup takes one buffer pair per local rank, in this order.
+  [[nodiscard]] virtual std::vector<int> localRanks() const;
+  // Where each rank runs, for the "Using devices" block ("pid 4242 on host node 0"); empty: not known.
+  [[nodiscard]] virtual std::vector<std::string> rankLocations() const { return {}; }
+  // A value combined over the processes of the job (every process must call, in the same order);
+  // the identity when one process drives every rank.
+  [[nodiscard]] virtual double maxOverProcesses(double v) const { return v; }
+  [[nodiscard]] virtual std::int64_t sumOverProcesses(std::int64_t v) const { return v; }
+  // Whether this process prints the job's report (only rank 0's process under mpirun).
+  [[nodiscard]] virtual bool printsReport() const { return true; }
 
   // Per-rank call: the calling thread acts as `rank`. Host: returns when this rank's part is done.
   // CUDA/NCCL: returns when it is enqueued on the rank's stream (see synchronize()).
@@ -162,6 +180,9 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks);
 // Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the
 // collective has no generator for, a rank out of range).
 void checkArgs(const CollectiveArgs& args, int nranks, plan::Algorithm resolved);
+// Throws InvalidArgument (one line) when options.channels is outside 0..plan::kMaxChannels,
+// options.ranksPerNode is negative, or hier's ranksPerNode does not divide nranks.
+void checkShape(const CollectiveOptions& options, int nranks, plan::Algorithm resolved);
 
 // Most slices one call may cut a rank's largest buffer into. Every slice costs a handshake (about
 // 100 ns on the host, a launch or an event on a GPU) and, on the CUDA backend, a lowered step held in
@@ -182,7 +203,7 @@ CudaOrder parseCudaOrder(std::string_view s);  // throws InvalidArgument listing
 std::string cudaOrderNames();                  // "events, graph, ll"
 
 struct CommConfig {
-  int nranks = 1;
+  int nranks = 1;  // the proc backend: ranks per process (only 1)
   CudaOrder order = CudaOrder::Events;  // CUDA backend only
 };
 

@@ -1,6 +1,8 @@
 // The *_perf tools' flags (harness_options.h) and the checks across flags.
 #include "bench/harness/harness_options.h"
 
+#include <cstdlib>
+
 #include "bench/report/collective_shape.h"
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
@@ -55,8 +57,17 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   addJsonFlag(cli, o.jsonPath);
   cli.addOption('\0', "backend", "NAME", "host, cuda or nccl (default: cuda when a GPU is there, else host)",
                 [&o](std::string_view v) { o.comm.backend = parseBackend(v); });
-  cli.addOption('\0', "algo", "NAME", "ring tree dbtree rhd rd chain auto (default auto)",
+  cli.addOption('\0', "algo", "NAME", "ring tree dbtree rhd rd chain hier oneshot twoshot auto (default auto)",
                 [&o](std::string_view v) { o.comm.algorithm = plan::parseAlgorithm(v); });
+  cli.addOption('\0', "channels", "N", "channels (independent lanes) per collective, 1..64 (default: the backend's)",
+                [&o](std::string_view v) {
+                  o.comm.channels = static_cast<int>(parseInteger(v, 1, plan::kMaxChannels, "channels"));
+                });
+  cli.addOption('\0', "ranks-per-node", "G",
+                "consecutive ranks per (emulated) node, 0 = one node (default: CCLAB_RANKS_PER_NODE, else 0)",
+                [&o](std::string_view v) {
+                  o.comm.ranksPerNode = static_cast<int>(parseInteger(v, 0, kMaxRanks, "ranks per node"));
+                });
   cli.addOption('\0', "slice", "SIZE", "pipeline slice in bytes, K/M/G suffix (default: the backend's)",
                 [&o](std::string_view v) { o.comm.sliceBytes = parseSizeFlag(v, "--slice"); });
   cli.addOption('\0', "straggler", "RANK:delay=T", "this rank arrives T late at every collective (100us, 2ms; RANK:DELAY_US also)",
@@ -80,18 +91,32 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
 }
 
+void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::string& ranks) {
+  if (o.comm.straggler.rank >= n)
+    throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of " + ranks);
+  if (plan::isRooted(c) && o.data.root >= n)
+    throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of " + ranks);
+}
+
+void applyEnvironment(HarnessOptions& o) {
+  if (o.comm.ranksPerNode) return;
+  const char* env = std::getenv("CCLAB_RANKS_PER_NODE");
+  o.comm.ranksPerNode = env ? static_cast<int>(parseInteger(env, 0, kMaxRanks, "CCLAB_RANKS_PER_NODE")) : 0;
+}
+
 void validate(const HarnessOptions& o, plan::Collective c) {
   validate(o.sweep);
+  // Under mpirun the ranks are the job's processes, known once the communicator exists: perfMain
+  // checks the straggler and the root against them then (checkRanks).
+  const bool processes = o.comm.backend ? *o.comm.backend == Backend::Proc : backendAvailable(Backend::Proc);
   const int n = o.comm.nranks;
-  if (o.comm.straggler.rank >= n)
-    throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of -g " +
-                     std::to_string(n));
-  const bool rooted = plan::isRooted(c);
-  if (rooted && o.data.root >= n)
-    throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of -g " + std::to_string(n));
+  if (!processes) checkRanks(o, c, n, "-g " + std::to_string(n));
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is not available for " +
                      std::string(plan::name(c)));
+  const int g = o.comm.ranksPerNode.value_or(0);
+  if (!processes && o.comm.algorithm == plan::Algorithm::Hierarchical && g > 0 && n % g != 0)
+    throw UsageError("--algo hier needs --ranks-per-node (" + std::to_string(g) + ") to divide -g " + std::to_string(n));
   // --slice against the largest size, before anything runs (the Communicator refuses it per call too).
   if (o.comm.sliceBytes > 0)
     for (DataType t : o.data.types) {

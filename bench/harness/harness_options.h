@@ -1,5 +1,6 @@
 // The harness's command line: the shared flags (bench/report/common_flags.h) plus data type, op and
-// root (-d -o -r -t), and the cclab-specific --backend --algo --slice --straggler --timeout --order.
+// root (-d -o -r -t), and the cclab-specific --backend --algo --slice --straggler --timeout --order
+// --channels --ranks-per-node.
 #pragma once
 
 #include <chrono>
@@ -31,6 +32,8 @@ struct CommSelection {
   std::chrono::milliseconds timeout{30000};
   int nranks = 1;
   CudaOrder order = CudaOrder::Events;  // cuda backend only
+  int channels = 0;                     // --channels: 0 = the backend's default
+  std::optional<int> ranksPerNode;      // --ranks-per-node, else CCLAB_RANKS_PER_NODE, else 0 (one node)
 };
 
 struct HarnessOptions {
@@ -45,9 +48,16 @@ struct HarnessOptions {
 // Registers every flag of a *_perf tool on `cli`, writing into `o`.
 void addHarnessFlags(CommandLine& cli, HarnessOptions& o);
 
+// --ranks-per-node absent: takes CCLAB_RANKS_PER_NODE when set (a whole number >= 0, else UsageError),
+// else 0 (one node).
+void applyEnvironment(HarnessOptions& o);
+
 // Checks what single flags cannot: sizes, straggler rank and root against -g, algorithm against the
 // collective. Throws UsageError.
 void validate(const HarnessOptions& o, plan::Collective c);
+// Throws UsageError when the straggler or the root is not one of the n ranks (`ranks` names them in
+// the message: "-g 4", "the 4 processes").
+void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::string& ranks);
 
 // "3:delay=500us" (or the old "3:500") -> rank 3 arrives 500 us late; throws UsageError.
 Straggler parseBenchStraggler(std::string_view text);

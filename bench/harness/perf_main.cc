@@ -32,8 +32,10 @@ int fail(const char* tool, int status, const std::string& message) {
   return status;
 }
 
+// Under mpirun the ranks are the processes (proc); otherwise the best backend present.
 Backend chooseBackend(const CommSelection& c) {
   if (c.backend) return *c.backend;
+  if (backendAvailable(Backend::Proc)) return Backend::Proc;
   return backendAvailable(Backend::Cuda) ? Backend::Cuda : Backend::Host;
 }
 
@@ -58,6 +60,8 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
                    {"average", std::string(name(it.average))},
                    {"iter_bytes", it.iterBytes},
                    {"slice_bytes", o.comm.sliceBytes},
+                   {"channels", o.comm.channels},
+                   {"ranks_per_node", o.comm.ranksPerNode.value_or(0)},
                    {"timeout_ms", o.comm.timeout.count()},
                    {"straggler_rank", o.comm.straggler.rank},
                    {"straggler_delay_us", std::chrono::duration<double, std::micro>(o.comm.straggler.startDelay).count()}};
@@ -71,7 +75,8 @@ void requireHostMemory(plan::Collective collective, const HarnessOptions& o, Bac
   const std::optional<std::int64_t> available = conventions::hostMemoryAvailable();
   if (!available) return;
   const RunBuffers largest = largestBuffers(collective, o.sweep.maxBytes, o.data.types, o.comm.nranks);
-  const std::int64_t needed = hostBytesNeeded(largest, o.comm.nranks, backend == Backend::Host, o.iteration.check != 0);
+  const bool ranksOnHost = backend == Backend::Host || backend == Backend::Proc;  // proc: -g ranks in this process
+  const std::int64_t needed = hostBytesNeeded(largest, o.comm.nranks, ranksOnHost, o.iteration.check != 0);
   conventions::requireMemory(needed, *available,
                              "-e " + std::to_string(o.sweep.maxBytes) + " on -g " + std::to_string(o.comm.nranks),
                              "host memory (MemAvailable)");
@@ -91,6 +96,7 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       std::fputs(cli.usage().c_str(), stdout);
       return kExitOk;
     }
+    applyEnvironment(options);
     validate(options, collective);
     if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
   } catch (const UsageError& e) {
@@ -108,8 +114,8 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
   }
 
   std::setvbuf(stdout, nullptr, _IOLBF, 0);
-  const TablePrinter table(stdout);
   ResultLog log;
+  std::unique_ptr<std::FILE, int (*)(std::FILE*)> quiet(nullptr, std::fclose);
   try {
     std::unique_ptr<Communicator> comm;
     try {
@@ -120,6 +126,18 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
     } catch (const InvalidArgument& e) {
       return fail(tool, kExitUsage, e.what());
     }
+    if (comm->backend() == Backend::Proc) {
+      try {
+        checkRanks(options, collective, comm->nranks(), "the " + std::to_string(comm->nranks()) + " processes");
+      } catch (const UsageError& e) {
+        return fail(tool, kExitUsage, e.what());
+      }
+    }
+    if (!comm->printsReport()) {  // under mpirun only rank 0 prints the table (and writes -J)
+      quiet.reset(std::fopen("/dev/null", "w"));
+      json.reset();
+    }
+    const TablePrinter table(quiet ? quiet.get() : stdout);
     const MachineInfo machine = currentMachine();
     const std::string date = currentDateUtc();
     printRunHeader(table, tool, collective, options, *comm, machine, date);

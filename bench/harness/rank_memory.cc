@@ -34,11 +34,13 @@ std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, 
 
 RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {
   const int n = comm.nranks();
-  for (int r = 0; r < n; ++r) {
-    send_.push_back(comm.allocate(r, sendBytes));
-    recv_.push_back(comm.allocate(r, recvBytes));
-    touch(comm, r, send_.back());
-    touch(comm, r, recv_.back());
+  send_.resize(static_cast<std::size_t>(n));
+  recv_.resize(static_cast<std::size_t>(n));
+  for (int r : comm.localRanks()) {  // a process of the proc backend holds its own rank only
+    send_[static_cast<std::size_t>(r)] = comm.allocate(r, sendBytes);
+    recv_[static_cast<std::size_t>(r)] = comm.allocate(r, recvBytes);
+    touch(comm, r, send_[static_cast<std::size_t>(r)]);
+    touch(comm, r, recv_[static_cast<std::size_t>(r)]);
   }
 }
 

@@ -30,7 +30,7 @@ class RankMemory {
   // sendBytes/recvBytes: the most any measured size needs on one rank.
   RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes);
 
-  // Rank r's buffers for one call. In place follows NCCL's layout inside the receive buffer
+  // Rank r's buffers for one call (r one of the communicator's localRanks()). In place follows NCCL's layout inside the receive buffer
   // (plan::inPlaceInputOffset / inPlaceOutputOffset).
   [[nodiscard]] RankBuffers buffersFor(int rank, plan::Collective c, const CollectiveShape& shape, std::size_t elemSize,
                                        bool inPlace) const;

@@ -17,7 +17,7 @@ ReferenceCheck::ReferenceCheck(const CollectiveArgs& args, const CollectiveShape
 void ReferenceCheck::writeInputs(Communicator& comm, const RankMemory& mem, bool inPlace, HostStaging& staging) const {
   const auto inBytes = static_cast<std::size_t>(shape_.inputCount) * elemSize_;
   const auto outBytes = static_cast<std::size_t>(shape_.outputCount) * elemSize_;
-  for (int r = 0; r < comm.nranks(); ++r) {
+  for (int r : comm.localRanks()) {
     const RankBuffers b = mem.buffersFor(r, args_.collective, shape_, elemSize_, inPlace);
     const std::size_t region = inPlace ? std::max(inBytes, outBytes) : outBytes;
     if (region) comm.copyToRank(r, mem.recvBase(r), staging.poison.data(), region);
@@ -46,7 +46,7 @@ std::int64_t ReferenceCheck::countWrongOutputs(Communicator& comm, const RankMem
   const bool perRank = args_.collective == plan::Collective::ReduceScatter;
   std::int64_t wrong = 0;
   bool haveExpected = false;
-  for (int r = 0; r < comm.nranks(); ++r) {
+  for (int r : comm.localRanks()) {
     if (args_.collective == plan::Collective::Reduce && r != args_.root) continue;
     if (perRank || !haveExpected) {
       fillExpected(r, staging.expected.data());
@@ -56,7 +56,7 @@ std::int64_t ReferenceCheck::countWrongOutputs(Communicator& comm, const RankMem
     if (outCount) comm.copyFromRank(r, staging.data.data(), b.recv, outCount * elemSize_);
     wrong += static_cast<std::int64_t>(countWrong(args_.type, staging.data.data(), staging.expected.data(), outCount));
   }
-  return wrong;
+  return comm.sumOverProcesses(wrong);  // every process checks its own ranks
 }
 
 }  // namespace cclab::bench

@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <array>
+#include <vector>
 #include <cstdio>
 
 #include "bench/report/value_parse.h"
@@ -40,6 +41,8 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
   table.headerLine("Backend: " + std::string(name(comm.backend())) + " (" + comm.description() + ")");
   table.headerLine("Algorithm: " + algorithm + "  slice: " +
                    (o.comm.sliceBytes ? conventions::formatBytes(o.comm.sliceBytes) : std::string("backend default")) +
+                   "  channels: " + (o.comm.channels ? std::to_string(o.comm.channels) : std::string("backend default")) +
+                   "  ranksPerNode: " + std::to_string(o.comm.ranksPerNode.value_or(0)) +
                    "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
                    stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +
                    std::string(name(it.average)) + ")");
@@ -47,10 +50,15 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
                    " cpus  date: " + date);
   table.headerLine("");
   table.headerLine("Using devices");
+  const std::vector<std::string> where = comm.rankLocations();  // the proc backend: every process's pid and host
   for (int r = 0; r < comm.nranks(); ++r) {
-    std::array<char, 160> line{};
-    std::snprintf(line.data(), line.size(), " Rank %2d Group  0 Pid %6d on %10s %s rank %d", r, static_cast<int>(getpid()),
-                  machine.hostname.c_str(), std::string(name(comm.backend())).c_str(), r);
+    std::array<char, 200> line{};
+    if (!where.empty())
+      std::snprintf(line.data(), line.size(), " Rank %2d Group  0 %s %s rank %d", r, where[static_cast<std::size_t>(r)].c_str(),
+                    std::string(name(comm.backend())).c_str(), r);
+    else
+      std::snprintf(line.data(), line.size(), " Rank %2d Group  0 Pid %6d on %10s %s rank %d", r, static_cast<int>(getpid()),
+                    machine.hostname.c_str(), std::string(name(comm.backend())).c_str(), r);
     table.headerLine(line.data());
   }
   table.headerLine("");

@@ -120,12 +120,16 @@ class CudaCommunicator final : public Communicator {
       throw InvalidArgument("cuda: runGroup needs " + std::to_string(p) + " buffer pairs, got " + std::to_string(buffers.size()));
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, p, algo);
+    checkShape(options, p, algo);
     checkSlicing(args, p, options.sliceBytes, 0);
     const std::size_t elem = sizeOf(args.type);
     const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
 
     PlanRequest req{args.collective, algo, p, args.count, args.root,
                     sliceElemsFor(options.sliceBytes, elem, context_.map().devicesUsed()), {}};
+    // Channels: 1 unless asked (not yet measured on a GPU: scripts/gpu_check sweeps them); each
+    // channel of a rank is a program of its own (lowering.h), on its own stream or blocks.
+    req.shape = {options.channels > 0 ? options.channels : 1, options.ranksPerNode};
     req.aliases.reserve(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
       const RankBuffers& b = buffers[static_cast<std::size_t>(r)];

@@ -114,8 +114,7 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
   const int li = static_cast<int>(blockIdx.x) / p.blocksPerRank;
   const int bi = static_cast<int>(blockIdx.x) % p.blocksPerRank;
   const LlRankSlot slot = p.local[li];
-  const int rank = slot.rank;        // whose buffers
-  unsigned long long* const mine = p.progress[slot.program];
+  const int rank = slot.rank;  // whose buffers; its progress word is p.progress[slot.program]
   const bool sys = p.systemScope != 0;
   const unsigned long long base = p.seq << 32;
   const bool leader = bi == 0 && threadIdx.x == 0;
@@ -127,13 +126,13 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
       while (globalTimer() - t0 < p.stragglerDelayNs && *static_cast<volatile unsigned int*>(p.abortFlag) == 0)
         __nanosleep(256);
     }
-    storeRelease(mine, base, sys);
+    storeRelease(p.progress[slot.program], base, sys);
   }
 
   for (int i = 0; i < slot.stepCount; ++i) {
     const LlStep s = p.steps[slot.stepBegin + i];
     if (threadIdx.x == 0) {
-      bool good = spin.waitAtLeast(mine, base + static_cast<unsigned>(i), slot.program, i - 1);
+      bool good = spin.waitAtLeast(p.progress[slot.program], base + static_cast<unsigned>(i), slot.program, i - 1);
       for (int w = 0; good && w < s.waitCount; ++w) {
         const LlWait wait = p.waits[s.waitBegin + w];
         good = spin.waitAtLeast(p.progress[wait.program], base + static_cast<unsigned>(wait.step + 1), wait.program,
@@ -158,12 +157,12 @@ __global__ void __launch_bounds__(kLlThreads) lowLatencyKernel(const __grid_cons
       fence(sys);
       const unsigned long long done = base + static_cast<unsigned>(i + 1);
       if (p.blocksPerRank == 1) {
-        storeRelease(mine, done, sys);
+        storeRelease(p.progress[slot.program], done, sys);
       } else {
         atomicAdd(p.arrive + li, 1U);
         if (bi == 0 &&
             spin.waitAtLeast32(p.arrive + li, static_cast<unsigned>((i + 1) * p.blocksPerRank), slot.program, i))
-          storeRelease(mine, done, sys);
+          storeRelease(p.progress[slot.program], done, sys);
       }
     }
   }

@@ -21,9 +21,9 @@ struct PlanRequest {
   int nranks = 1;
   std::int64_t count = 0;
   int root = 0;
-  plan::PlanShape shape;  // channels and ranks per node
   std::int64_t sliceElems = 0;
   std::vector<BufferAlias> aliases;  // one per rank
+  plan::PlanShape shape = {};        // channels and ranks per node (last: positional initializers stay valid)
 
   // Bytes that identify the request (a map key).
   [[nodiscard]] std::string key() const;

@@ -38,6 +38,7 @@ class HostCommunicator final : public Communicator {
       throw InvalidArgument("host: runGroup needs " + std::to_string(nranks()) + " buffer pairs, got " +
                             std::to_string(buffers.size()));
     checkArgs(args, nranks(), resolve(args, options.algorithm));
+    checkShape(options, nranks(), resolve(args, options.algorithm));
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
     job_ = {&args, buffers, &options};
     // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
@@ -83,20 +84,20 @@ class HostCommunicator final : public Communicator {
     std::span<const RankBuffers> buffers;
     const CollectiveOptions* options = nullptr;
   };
-  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int>;
+  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
 
   void checkRank(int rank) const {
     if (rank < 0 || rank >= nranks()) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
   }
 
-  std::shared_ptr<const plan::Plan> planFor(const CollectiveArgs& a, plan::Algorithm algo) {
-    const PlanKey key{a.collective, algo, a.count, a.root};
+  std::shared_ptr<const plan::Plan> planFor(const CollectiveArgs& a, plan::Algorithm algo, plan::PlanShape shape) {
+    const PlanKey key{a.collective, algo, a.count, a.root, shape.channels, shape.ranksPerNode};
     std::lock_guard lock(plansMutex_);
     auto it = plans_.find(key);
     if (it != plans_.end()) return it->second;
     constexpr std::size_t kMaxCachedPlans = 256;
     if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-    auto p = std::make_shared<const plan::Plan>(plan::makePlan(a.collective, algo, nranks(), a.count, a.root));
+    auto p = std::make_shared<const plan::Plan>(plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape));
     plans_.emplace(key, p);
     return p;
   }
@@ -105,8 +106,10 @@ class HostCommunicator final : public Communicator {
     checkRank(rank);
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, nranks(), algo);
+    checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
-    const auto plan = planFor(args, algo);
+    const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
+    const auto plan = planFor(args, algo, shape);
     const std::size_t elem = sizeOf(args.type);
     auto& scratch = scratch_[static_cast<std::size_t>(rank)];  // only this rank's thread touches it
     const auto scratchBytes = static_cast<std::size_t>(plan->scratchCount) * elem;

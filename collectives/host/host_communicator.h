@@ -12,6 +12,10 @@ namespace cclab::host {
 // small enough that a slice stays in L2 while it is forwarded (measured in docs/results/).
 inline constexpr std::size_t kDefaultSliceBytes = 256 * 1024;
 
+// Channels when CollectiveOptions::channels is 0. The ranks' threads run their channels interleaved
+// on one thread each, so more channels add no copy bandwidth; measured in docs/results/cpu-channels.md.
+inline constexpr int kDefaultChannels = 1;
+
 std::unique_ptr<Communicator> makeHostCommunicator(int nranks);
 
 }  // namespace cclab::host

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <span>
 #include <thread>
 
 #include "collectives/core/errors.h"
@@ -28,19 +29,88 @@ std::string milliseconds(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+// A rank's lanes (one per channel of the current plan), their sent-but-unread slices and the ReduceAll
+// accumulator: kept between calls so that a call allocates nothing once shapes repeat.
+struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its rank every call
+  struct Pending {  // a sent slice the receiver may still be reading
+    const std::byte* begin;
+    const std::byte* end;
+    Connection* connection;
+    int peer;
+    std::uint32_t seq;  // consumed must reach this
+  };
+  struct Blocker {  // what a lane's current step waits for: word reaching target
+    const WaitWord* word = nullptr;
+    std::uint32_t target = 0;
+    int peer = -1;
+    const char* what = "";
+  };
+  struct Lane {
+    int channel;
+    std::span<const plan::Op> ops;
+    std::size_t base;  // index of ops[0] in the rank's op list
+    plan::SliceCursor walk;
+    std::vector<Pending>* pending;  // RankState::pending[channel]
+    Blocker blocker;
+    bool finished = false;
+  };
+
+  std::vector<Lane> lanes;
+  std::vector<std::vector<Pending>> pending;  // per channel; cleared, capacity kept
+  std::vector<std::byte> temp;
+};
+
+HostExecutor::~HostExecutor() = default;
+
 HostExecutor::HostExecutor(int nranks) : nranks_(nranks), arrivals_(std::max(nranks, 1)) {
   if (nranks < 1) throw InvalidArgument("HostExecutor: nranks must be >= 1");
-  channels_.resize(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks));
-  for (auto& c : channels_) c = std::make_unique<Channel>();
+  bells_ = std::make_unique<WaitWord[]>(static_cast<std::size_t>(nranks));
+  for (int r = 0; r < nranks; ++r) states_.push_back(std::make_unique<RankState>());
+  ensureChannels(1);
   arrived_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(nranks));
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   spin_ = spinFromEnvironment(static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed);
 }
 
+void HostExecutor::ensureChannels(int channels) {
+  if (channels < 1 || channels > plan::kMaxChannels)
+    throw InvalidArgument("host: a plan of " + std::to_string(channels) + " channels (1.." +
+                          std::to_string(plan::kMaxChannels) + ")");
+  if (lanes_[static_cast<std::size_t>(channels - 1)].load(std::memory_order_acquire)) return;  // made in order
+  std::lock_guard lock(lanesMutex_);
+  const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (int c = 0; c < channels; ++c) {
+    auto& lane = lanes_[static_cast<std::size_t>(c)];
+    if (lane.load(std::memory_order_relaxed)) continue;
+    owned_.push_back(std::make_unique<Connection[]>(pairs));
+    lane.store(owned_.back().get(), std::memory_order_release);
+  }
+}
+
+void HostExecutor::ring(int rank) {
+  WaitWord& bell = bells_[static_cast<std::size_t>(rank)];
+  if (bell.sleepers.load(std::memory_order_seq_cst) != 0) bell.add(1);
+}
+
+void HostExecutor::post(Connection& c, std::uint32_t seq, int to) {
+  c.posted.store(seq);
+  ring(to);
+}
+
+void HostExecutor::consume(Connection& c, std::uint32_t seq, int from) {
+  c.consumed.store(seq);
+  ring(from);
+}
+
 std::uint64_t HostExecutor::progress() const {
   std::uint64_t sum = 0;
-  for (const auto& c : channels_)
-    sum += c->posted.value.load(std::memory_order_relaxed) + std::uint64_t{c->consumed.value.load(std::memory_order_relaxed)};
+  const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (const auto& lane : lanes_) {
+    const Connection* c = lane.load(std::memory_order_acquire);
+    if (!c) break;
+    for (std::size_t i = 0; i < pairs; ++i)
+      sum += c[i].posted.value.load(std::memory_order_relaxed) + std::uint64_t{c[i].consumed.value.load(std::memory_order_relaxed)};
+  }
   return sum;
 }
 
@@ -107,41 +177,71 @@ void HostExecutor::fail(const std::string& why) {
   aborted_.store(true, std::memory_order_release);
   abortWord_.value.store(1, std::memory_order_seq_cst);
   abortWord_.wakeAll();
-  for (auto& c : channels_) {
-    c->posted.wakeAll();
-    c->consumed.wakeAll();
+  const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
+  for (const auto& lane : lanes_) {
+    Connection* c = lane.load(std::memory_order_acquire);
+    if (!c) break;
+    for (std::size_t i = 0; i < pairs; ++i) {
+      c[i].posted.wakeAll();
+      c[i].consumed.wakeAll();
+    }
   }
+  for (int r = 0; r < nranks_; ++r) bells_[static_cast<std::size_t>(r)].wakeAll();
 }
 
-// The state of one rank during one run(): its outstanding sends and its waits.
+// The state of one rank during one run(): its lanes (RankState) and the waits.
 class HostExecutor::RankRun {
+  using Pending = RankState::Pending;
+  using Blocker = RankState::Blocker;
+  using Lane = RankState::Lane;
+
  public:
   RankRun(HostExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
       : ex_(ex), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   void execute() {
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(rank_)];
-    for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
-      opIndex_ = cur.opIndex();
-      const plan::Op& op = ops[opIndex_];
-      const auto [lo, hi] = cur.sliceRange();
-      const std::size_t bytes = static_cast<std::size_t>(hi - lo) * o_.elemSize;
-      const std::byte* src = op.reads() ? address(op.src, lo) : nullptr;
-      std::byte* dst = op.writes() ? address(op.dst, lo) : nullptr;
-      switch (op.kind) {
-        case plan::OpKind::Send: send(op.peer, src, bytes); break;
-        case plan::OpKind::Copy:
-          waitWritable(dst, bytes);
-          if (src != dst) std::memmove(dst, src, bytes);
-          break;
-        case plan::OpKind::Recv:
-        case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
-        case plan::OpKind::ReduceAll: throw InvalidArgument(where(plan_) + ": this executor cannot run ReduceAll yet");
-      }
+    RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
+    std::vector<Lane>& lanes = state.lanes;
+    lanes.clear();
+    if (state.pending.size() < static_cast<std::size_t>(plan_.nchannels)) state.pending.resize(static_cast<std::size_t>(plan_.nchannels));
+    // The rank's ops are channel by channel (plan.h): one lane per non-empty run of a channel.
+    const std::span<const plan::Op> all(plan_.ranks[static_cast<std::size_t>(rank_)]);
+    for (std::size_t begin = 0; begin < all.size();) {
+      std::size_t end = begin + 1;
+      while (end < all.size() && all[end].channel == all[begin].channel) ++end;
+      const auto ops = all.subspan(begin, end - begin);
+      auto& pending = state.pending[all[begin].channel];
+      pending.clear();
+      lanes.push_back(Lane{all[begin].channel, ops, begin, plan::SliceCursor(ops, o_.sliceElems), &pending, {}});
+      begin = end;
     }
-    for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, peerOf(p.channel), "its last slices to be read by");
-    pending_.clear();
+    // Round robin: each channel runs as far as it can; a rank waits only when none can move.
+    for (;;) {
+      bool moved = false;
+      Lane* blocked = nullptr;  // the first channel still running
+      int running = 0;
+      for (Lane& lane : lanes) {
+        if (lane.finished) continue;
+        while (!lane.walk.done() && step(lane)) {
+          lane.walk.advance();
+          moved = true;
+        }
+        if (lane.walk.done() && drained(lane)) {
+          lane.finished = true;
+          moved = true;
+          continue;
+        }
+        ++running;
+        if (!blocked) blocked = &lane;
+      }
+      if (running == 0) return;
+      if (moved) continue;
+      if (running == 1)
+        waitFor(*blocked);  // one channel (the common case): a wait on exactly its word
+      else
+        waitAny(lanes);
+    }
   }
 
  private:
@@ -155,56 +255,177 @@ class HostExecutor::RankRun {
     return nullptr;
   }
 
-  void send(int peer, const std::byte* src, std::size_t bytes) {
-    Channel& ch = ex_.channel(rank_, peer);
-    const std::uint32_t seq = ch.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
-    waitFor(ch.consumed, seq - kSlots + 1, peer, "a free slot to");
-    ch.slots[seq % kSlots] = src;
-    ch.posted.store(seq + 1);
-    if (pending_.size() >= 4 * kSlots) prune();
-    pending_.push_back({src, src + bytes, &ch, seq + 1});
+  // False (and lane.blocker set) when `word` has not reached `target` yet.
+  static bool ready(Lane& lane, const WaitWord& word, std::uint32_t target, int peer, const char* what) {
+    if (reached(word.value.load(std::memory_order_acquire), target)) return true;
+    lane.blocker = {&word, target, peer, what};
+    return false;
   }
 
-  void receive(const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    Channel& ch = ex_.channel(op.peer, rank_);
-    const std::uint32_t seq = ch.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
-    waitWritable(dst, bytes);
-    waitFor(ch.posted, seq + 1, op.peer, "data from");
-    const std::byte* remote = ch.slots[seq % kSlots];
+  // Runs the lane's current slice if nothing it needs is missing; false (blocker set) if it must wait.
+  bool step(Lane& lane) {
+    const plan::Op& op = lane.ops[lane.walk.opIndex()];
+    const auto [lo, hi] = lane.walk.sliceRange();
+    const auto elems = static_cast<std::size_t>(hi - lo);
+    const std::size_t bytes = elems * o_.elemSize;
+    const std::byte* src = op.reads() ? address(op.src, lo) : nullptr;
+    std::byte* dst = op.writes() ? address(op.dst, lo) : nullptr;
+    if (dst && !writable(lane, dst, bytes)) return false;
+    switch (op.kind) {
+      case plan::OpKind::Send: return send(lane, op.peer, src, bytes);
+      case plan::OpKind::Copy:
+        if (src != dst) std::memmove(dst, src, bytes);
+        return true;
+      case plan::OpKind::Recv:
+      case plan::OpKind::RecvReduce: return receive(lane, op, src, dst, bytes, elems);
+      case plan::OpKind::ReduceAll: return reduceAll(lane, src, dst, bytes, elems);
+    }
+    return true;
+  }
+
+  bool send(Lane& lane, int peer, const std::byte* src, std::size_t bytes) {
+    Connection& c = ex_.connection(lane.channel, rank_, peer);
+    const std::uint32_t seq = c.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
+    if (!ready(lane, c.consumed, seq - kSlots + 1, peer, "a free slot to")) return false;
+    c.slots[seq % kSlots] = src;
+    ex_.post(c, seq + 1, peer);
+    if (lane.pending->size() >= 4 * kSlots) prune(lane);
+    lane.pending->push_back({src, src + bytes, &c, peer, seq + 1});
+    return true;
+  }
+
+  bool receive(Lane& lane, const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes,
+               std::size_t elems) {
+    Connection& c = ex_.connection(lane.channel, op.peer, rank_);
+    const std::uint32_t seq = c.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
+    if (!ready(lane, c.posted, seq + 1, op.peer, "data from")) return false;
+    const std::byte* remote = c.slots[seq % kSlots];
     if (op.kind == plan::OpKind::Recv)
       std::memcpy(dst, remote, bytes);
     else
       o_.reduce(dst, src, remote, elems);
-    ch.consumed.store(seq + 1);
+    ex_.consume(c, seq + 1, op.peer);
+    return true;
   }
 
-  // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
-  void waitWritable(const std::byte* dst, std::size_t bytes) {
+  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, left to right, v_q = rank q's slot (v_rank = src).
+  bool reduceAll(Lane& lane, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
+    const int p = ex_.nranks_;
+    for (int q = 0; q < p; ++q) {  // every peer's slice must be there before any is read
+      if (q == rank_) continue;
+      Connection& c = ex_.connection(lane.channel, q, rank_);
+      if (!ready(lane, c.posted, c.consumed.value.load(std::memory_order_relaxed) + 1, q, "data from")) return false;
+    }
+    auto value = [&](int q) -> const std::byte* {
+      if (q == rank_) return src;
+      Connection& c = ex_.connection(lane.channel, q, rank_);
+      return c.slots[c.consumed.value.load(std::memory_order_relaxed) % kSlots];
+    };
+    if (p == 1) {
+      if (src != dst) std::memmove(dst, src, bytes);
+      return true;
+    }
+    // The accumulator may be dst itself unless dst is this rank's src and src is still to be read
+    // (after rank 0's step); then a private buffer, copied to dst at the end.
+    const bool overlap = dst < src + bytes && src < dst + bytes;
+    std::byte* acc = dst;
+    if (overlap && !(rank_ == 0 && src == dst)) {
+      auto& temp = ex_.states_[static_cast<std::size_t>(rank_)]->temp;  // only this rank's thread touches it
+      if (temp.size() < bytes) temp.resize(bytes);
+      acc = temp.data();
+    }
+    o_.reduce(acc, value(0), value(1), elems);
+    for (int q = 2; q < p; ++q) o_.reduce(acc, acc, value(q), elems);
+    if (acc != dst) std::memcpy(dst, acc, bytes);
+    for (int q = 0; q < p; ++q) {
+      if (q == rank_) continue;
+      Connection& c = ex_.connection(lane.channel, q, rank_);
+      ex_.consume(c, c.consumed.value.load(std::memory_order_relaxed) + 1, q);
+    }
+    return true;
+  }
+
+  // Before writing [dst, dst+bytes): every slice this channel sent from there must have been read
+  // (channels never touch each other's elements, so only this channel's sends matter).
+  bool writable(Lane& lane, const std::byte* dst, std::size_t bytes) {
     const std::byte* end = dst + bytes;
-    for (const Pending& p : pending_)
-      if (p.begin < end && dst < p.end) waitFor(p.channel->consumed, p.seq, peerOf(p.channel), "its read of a slice by");
+    for (const Pending& p : *lane.pending)
+      if (p.begin < end && dst < p.end && !ready(lane, p.connection->consumed, p.seq, p.peer, "its read of a slice by"))
+        return false;
+    return true;
   }
 
-  int peerOf(const Channel* ch) const {
-    for (int to = 0; to < ex_.nranks_; ++to)
-      if (&ex_.channel(rank_, to) == ch) return to;
-    return -1;
+  // Before returning: every slice this channel sent has been read.
+  bool drained(Lane& lane) {
+    for (const Pending& p : *lane.pending)
+      if (!ready(lane, p.connection->consumed, p.seq, p.peer, "its last slices to be read by")) return false;
+    lane.pending->clear();
+    return true;
   }
 
-  void prune() {
-    std::erase_if(pending_, [](const Pending& p) {
-      return reached(p.channel->consumed.value.load(std::memory_order_acquire), p.seq);
+  static void prune(Lane& lane) {
+    std::erase_if(*lane.pending, [](const Pending& p) {
+      return reached(p.connection->consumed.value.load(std::memory_order_acquire), p.seq);
     });
   }
 
-  void waitFor(WaitWord& word, std::uint32_t target, int peer, const char* what) {
-    if (reached(word.value.load(std::memory_order_acquire), target)) return;
+  // One channel left: wait on exactly the word it needs.
+  void waitFor(const Lane& lane) {
+    const Blocker& b = lane.blocker;
     const auto deadline = Clock::now() + o_.timeout;
-    const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.aborted_, deadline,
-                             ex_.spin_);
-    if (r == WaitResult::Ready) return;
-    const std::string op = " at op " + std::to_string(opIndex_);
-    const std::string waitingFor = std::string(what) + " rank " + std::to_string(peer);
+    // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
+    const auto r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },
+                             ex_.aborted_, deadline, ex_.spin_);
+    if (r != WaitResult::Ready) report(r, lane);
+  }
+
+  // Several channels blocked: poll all their words (busy, then yielding), then sleep on this rank's
+  // doorbell, which a peer bumps after it posted to or consumed from this rank while it sleeps.
+  void waitAny(std::vector<Lane>& lanes) {
+    auto anyReady = [&](std::memory_order order) {
+      for (const Lane& l : lanes)
+        if (!l.finished && reached(l.blocker.word->value.load(order), l.blocker.target)) return true;
+      return false;
+    };
+    const auto start = Clock::now();
+    const auto deadline = start + o_.timeout;
+    const auto spinEnd = std::min(start + ex_.spin_, deadline);
+    constexpr std::chrono::milliseconds kYieldFor{2};  // as waitUntil (wait.h)
+    constexpr std::chrono::milliseconds kMaxSleep{20};
+    const auto yieldEnd = spinEnd + kYieldFor;
+    WaitWord& bell = ex_.bells_[static_cast<std::size_t>(rank_)];
+    for (;;) {
+      if (anyReady(std::memory_order_acquire)) return;
+      if (ex_.aborted_.load(std::memory_order_acquire)) break;
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      if (now < spinEnd) {
+        cpuRelax();
+        continue;
+      }
+      if (now < yieldEnd) {
+        std::this_thread::yield();
+        continue;
+      }
+      const std::uint32_t seen = bell.value.load(std::memory_order_seq_cst);
+      bell.sleepers.fetch_add(1, std::memory_order_seq_cst);
+      // Re-checked after announcing the sleep: a peer that posts after this sees the sleeper and rings.
+      if (!anyReady(std::memory_order_seq_cst))
+        sleepWhileEqual(bell, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
+      bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+    }
+    const Lane* first = nullptr;
+    for (const Lane& l : lanes)
+      if (!l.finished && !first) first = &l;
+    report(ex_.aborted_.load(std::memory_order_acquire) ? WaitResult::Aborted : WaitResult::TimedOut, *first);
+  }
+
+  [[noreturn]] void report(WaitResult r, const Lane& lane) {
+    const Blocker& b = lane.blocker;
+    const std::size_t index = lane.base + (lane.walk.done() ? lane.ops.size() : lane.walk.opIndex());
+    const std::string op = " at op " + std::to_string(index) +
+                           (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : std::string());
+    const std::string waitingFor = std::string(b.what) + " rank " + std::to_string(b.peer);
     if (r == WaitResult::TimedOut) {
       // Name the cause first: a rank that never started this call, not only the neighbour waited for.
       const std::string late = ex_.lateRanks(call_);
@@ -223,14 +444,13 @@ class HostExecutor::RankRun {
   const RankMemory& mem_;
   const RunOptions& o_;
   std::uint32_t call_;  // this rank's call number (HostExecutor::arrived_)
-  std::vector<Pending> pending_;
-  std::size_t opIndex_ = 0;
 };
 
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host: plan for " + std::to_string(plan.nranks) + " ranks");
   if (broken()) throw Error("host: communicator unusable after an earlier failure (" + reason() + ")");
+  ensureChannels(plan.nchannels);
   if (options.startDelay.count() > 0) delayStart(rank, plan, options);
   const auto arrival = Clock::now();  // ready to communicate
   const std::uint32_t call = arrived_[static_cast<std::size_t>(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;

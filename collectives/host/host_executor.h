@@ -1,15 +1,23 @@
 // Host executor: runs a Plan with one thread per rank, through shared memory.
 //
 // Transfers are single-copy: a send publishes a pointer to the sender's own buffer in a slot of the
-// channel (from, to); the receiver reads (copies or reduces) straight from it, then marks the slot
-// consumed. A sender that wants to overwrite data it has sent, or to return, first waits until the
-// receiver consumed it. Each channel is a lock-free single-producer single-consumer ring of kSlots
-// slots with two counters (posted, consumed); ops are cut into slices and run slice-major inside a
-// phase (plan.h), so a ring step forwards slice s while slice s+1 arrives.
-// Every wait spins briefly, then sleeps on a futex, and gives up after the timeout with a
-// TimeoutError naming the rank it waited for and every rank that never arrived at the call; the
-// others then abort too (no hang). A straggler's start delay is such a wait as well: it ends early on
-// an abort and never outlasts the timeout.
+// connection (channel, from, to); the receiver reads (copies or reduces) straight from it, then marks
+// the slot consumed. A sender that wants to overwrite data it has sent, or to return, first waits until
+// the receiver consumed it. Each connection is a lock-free single-producer single-consumer ring of
+// kSlots slots with two counters (posted, consumed); ops are cut into slices and run slice-major inside
+// a phase (plan.h), so a ring step forwards slice s while slice s+1 arrives.
+// Channels: a rank's thread runs all its channels interleaved, each with its own walker over its ops
+// (channelOps), its own connections and its own sent-but-unread slices; it advances whichever channel
+// can move, so a channel waiting for a slow peer never holds up another. Only when no channel can move
+// does the rank wait: with one channel left on exactly the word it needs (as with one channel), with
+// several on any of their words, then asleep on its doorbell, a word every peer bumps after posting to
+// or consuming from this rank while it sleeps.
+// ReduceAll takes one slot from every other rank on its channel and folds them in rank order (rank 0's
+// value first, this rank's src at its own position), so every rank computes the same bits.
+// Every wait spins briefly, then sleeps on a futex, and gives up after the timeout (no channel moved for
+// that long) with a TimeoutError naming the rank it waited for and every rank that never arrived at
+// the call; the others then abort too (no hang). A straggler's start delay is such a wait as well: it
+// ends early on an abort and never outlasts the timeout.
 // Each rank's arrival at each call (after its start delay) goes to an ArrivalLog (arrival_log.h).
 #pragma once
 
@@ -45,9 +53,10 @@ struct RunOptions {
 
 class HostExecutor {
  public:
-  static constexpr std::uint32_t kSlots = 16;
+  static constexpr std::uint32_t kSlots = 16;  // per connection (channel, from, to)
 
   explicit HostExecutor(int nranks);
+  ~HostExecutor();
   HostExecutor(const HostExecutor&) = delete;
   HostExecutor& operator=(const HostExecutor&) = delete;
 
@@ -55,7 +64,7 @@ class HostExecutor {
   // Runs rank `rank`'s ops of `plan` on the calling thread. One thread per rank at a time; every rank
   // must run the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
-  // After a timeout the channels are out of step: every later run() throws.
+  // After a timeout the connections are out of step: every later run() throws.
   [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
   // Marks the executor broken with `why` and ends every wait and start delay now (they throw).
   void abort(const std::string& why) { fail(why); }
@@ -68,20 +77,25 @@ class HostExecutor {
   [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
  private:
-  struct alignas(64) Channel {
+  // The two counters are written by different ranks: each sits in its own 128-byte block, as CPUs
+  // fetch lines in pairs (the connections of a channel lie side by side in one array).
+  struct alignas(128) Connection {
     std::array<const std::byte*, kSlots> slots{};
-    WaitWord posted;    // slices published by the sender
-    WaitWord consumed;  // slices the receiver has finished reading
-  };
-  struct Pending {  // a sent slice the receiver may still be reading
-    const std::byte* begin;
-    const std::byte* end;
-    Channel* channel;
-    std::uint32_t seq;  // consumed must reach this
+    alignas(128) WaitWord posted;    // slices published by the sender
+    alignas(128) WaitWord consumed;  // slices the receiver has finished reading
   };
   class RankRun;
+  struct RankState;  // a rank's per-channel state, kept between calls (no allocation per call)
 
-  Channel& channel(int from, int to) { return *channels_[static_cast<std::size_t>(from * nranks_ + to)]; }
+  // The connections of channels 0..channels-1 exist afterwards (made on first use, kept until the end).
+  void ensureChannels(int channels);
+  Connection& connection(int channel, int from, int to) {
+    return lanes_[static_cast<std::size_t>(channel)].load(std::memory_order_acquire)[from * nranks_ + to];
+  }
+  // Publishes slice `seq` on c (from -> to), or marks it read, and rings the other rank's doorbell.
+  void post(Connection& c, std::uint32_t seq, int to);
+  void consume(Connection& c, std::uint32_t seq, int from);
+  void ring(int rank);
   void fail(const std::string& why);
   [[nodiscard]] std::string reason();
   // The straggler's start delay: returns when it is over, throws TimeoutError on an abort or when
@@ -95,7 +109,12 @@ class HostExecutor {
 
   int nranks_;
   std::chrono::nanoseconds spin_;
-  std::vector<std::unique_ptr<Channel>> channels_;
+  // lanes_[c]: channel c's nranks x nranks connections (null until a plan with that many channels ran).
+  std::array<std::atomic<Connection*>, plan::kMaxChannels> lanes_{};
+  std::vector<std::unique_ptr<Connection[]>> owned_;  // what lanes_ points to
+  std::mutex lanesMutex_;                             // creating a lane
+  std::unique_ptr<WaitWord[]> bells_;                 // bells_[r]: rank r's doorbell
+  std::vector<std::unique_ptr<RankState>> states_;    // states_[r]: only rank r's thread touches it
   std::atomic<bool> aborted_{false};
   WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
   // arrived_[r]: calls rank r has started (counted after its start delay).

@@ -3,13 +3,14 @@
 #include <sched.h>
 
 #include <algorithm>
-#include <climits>
+#include <cstdint>
 #include <cstring>
 #include <span>
 #include <string>
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/mpi/mpi_links.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::mpi {
@@ -25,7 +26,7 @@ std::string where(const plan::Plan& p) {
 class RankRun {
  public:
   RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o)
-      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()) {
+      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world) {
     for (std::span<const plan::Op> ops : plan::channelOps(plan, rank_))
       if (!ops.empty()) channels_.push_back({ops, plan::SliceCursor(ops, o.sliceElems), {}, {}, {}});
   }
@@ -41,12 +42,16 @@ class RankRun {
         }
         done = done && c.cursor.done();
       }
-      progress = pruneSends() || progress;
+      progress = sends_.prune() || progress;
       if (done) break;
       idle(progress, lastProgress, "data");
     }
     lastProgress = Clock::now();
-    while (!sends_.empty()) idle(pruneSends(), lastProgress, "its last sends to be received");
+    while (sends_.sendsInFlight() > 0) {
+      int peer = -1;
+      if (sends_.inFlight(nullptr, SIZE_MAX, peer)) waitingFor_ = {peer};
+      idle(sends_.prune(), lastProgress, "its last sends to be received");
+    }
   }
 
  private:
@@ -57,13 +62,6 @@ class RankRun {
     std::vector<int> from;           // their sources
     std::vector<std::byte> staging;  // RecvReduce, ReduceAll: received slices
   };
-  struct Send {
-    const std::byte* begin;
-    const std::byte* end;
-    MPI_Request request;
-    int peer;
-  };
-
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
     const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
     switch (r.buf) {
@@ -74,31 +72,13 @@ class RankRun {
     return nullptr;
   }
 
-  static int bytesAsInt(std::size_t bytes) {
-    if (bytes > static_cast<std::size_t>(INT_MAX))
-      throw InvalidArgument("proc: a slice of " + std::to_string(bytes) + " bytes is more than one MPI message carries");
-    return static_cast<int>(bytes);
-  }
-
-  // Completes finished sends; true if any did.
-  bool pruneSends() {
-    const std::size_t before = sends_.size();
-    std::erase_if(sends_, [](Send& s) {
-      int flag = 0;
-      check(MPI_Test(&s.request, &flag, MPI_STATUS_IGNORE), "MPI_Test (send)");
-      return flag != 0;
-    });
-    return sends_.size() != before;
-  }
-
   // May [dst, dst+bytes) be written: no send from there still in flight?
   bool writable(const std::byte* dst, std::size_t bytes) {
-    pruneSends();
-    const std::byte* end = dst + bytes;
-    waitingFor_.clear();
-    for (const Send& s : sends_)
-      if (s.begin < end && dst < s.end) waitingFor_.push_back(s.peer);
-    return waitingFor_.empty();
+    sends_.prune();
+    int peer = -1;
+    if (!sends_.inFlight(dst, bytes, peer)) return true;
+    waitingFor_ = {peer};
+    return false;
   }
 
   // Runs channel c's current slice; false if it must wait.
@@ -110,13 +90,11 @@ class RankRun {
     std::byte* dst = op.writes() ? address(op.dst, lo) : nullptr;
     switch (op.kind) {
       case plan::OpKind::Send: {
-        if (sends_.size() >= MpiExecutor::kMaxSendsInFlight && !pruneSends()) {
+        if (sends_.sendsInFlight() >= MpiExecutor::kMaxSendsInFlight && !sends_.prune()) {
           waitingFor_ = {op.peer};
           return false;
         }
-        MPI_Request req = MPI_REQUEST_NULL;
-        check(MPI_Isend(src, bytesAsInt(bytes), MPI_BYTE, op.peer, op.channel, world_.comm(), &req), "MPI_Isend");
-        sends_.push_back({src, src + bytes, req, op.peer});
+        sends_.send(op.peer, op.channel, src, bytes);
         return true;
       }
       case plan::OpKind::Copy:
@@ -145,7 +123,7 @@ class RankRun {
       c.recvs.assign(c.from.size(), MPI_REQUEST_NULL);
       for (std::size_t i = 0; i < c.from.size(); ++i) {
         std::byte* into = op.kind == plan::OpKind::Recv ? dst : c.staging.data() + i * bytes;
-        check(MPI_Irecv(into, bytesAsInt(bytes), MPI_BYTE, c.from[i], op.channel, world_.comm(), &c.recvs[i]), "MPI_Irecv");
+        check(MPI_Irecv(into, messageBytes(bytes), MPI_BYTE, c.from[i], op.channel, world_.comm(), &c.recvs[i]), "MPI_Irecv");
       }
     }
     int flag = 0;
@@ -197,7 +175,7 @@ class RankRun {
   const MpiRunOptions& o_;
   int rank_;
   std::vector<Channel> channels_;
-  std::vector<Send> sends_;
+  MpiLinks sends_;  // the sends in flight
   std::vector<int> waitingFor_;
   std::vector<std::byte> fold_;
 };

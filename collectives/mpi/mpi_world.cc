@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <array>
+#include <climits>
 #include <cstdlib>
 #include <cstring>
 
@@ -43,6 +44,12 @@ void check(int rc, const char* what) {
   int len = 0;
   MPI_Error_string(rc, text.data(), &len);
   throw Error(std::string("mpi: ") + what + " failed: " + std::string(text.data(), static_cast<std::size_t>(len)));
+}
+
+int messageBytes(std::size_t bytes) {
+  if (bytes > static_cast<std::size_t>(INT_MAX))
+    throw InvalidArgument("proc: a slice of " + std::to_string(bytes) + " bytes is more than one MPI message carries");
+  return static_cast<int>(bytes);
 }
 
 World::World(int ranksPerNode) {

@@ -60,5 +60,7 @@ class World {
 
 // Throws cclab::Error "mpi: <what> failed: <MPI's error string>" unless rc is MPI_SUCCESS.
 void check(int rc, const char* what);
+// A message's byte count as MPI's int count; throws InvalidArgument for a slice of more than INT_MAX bytes.
+int messageBytes(std::size_t bytes);
 
 }  // namespace cclab::mpi

@@ -153,6 +153,9 @@ class NcclCommunicator final : public Communicator {
     checkRank(rank);
     if (broken_) throw Error("nccl: communicator unusable after an earlier timeout");
     checkArgs(args, nranks(), resolve(args, options.algorithm));
+    if (options.channels > 0 || options.ranksPerNode > 0)  // NCCL builds its own channels and topology
+      throw InvalidArgument("nccl: channels and ranks per node are NCCL's own choice (NCCL_MIN_NCHANNELS, "
+                            "NCCL_MAX_NCHANNELS); run without --channels/--ranks-per-node");
   }
   void remember(const CollectiveOptions& options) { timeout_ = options.timeout; }
 

@@ -1,10 +1,14 @@
 // ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
 // segments, and cross-process waits.
+// A plan of several channels runs them one after the other (SliceCursor over all of a rank's ops) over
+// one connection per ordered pair: every rank runs its channels in the same order, so the k-th message
+// on a pair is still the one the plan pairs it with (plan.h), and a channel never waits on a later one.
 #include "collectives/proc/shm_executor.h"
 
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -32,12 +36,37 @@ std::string milliseconds(std::chrono::nanoseconds d) {
 
 }  // namespace
 
+namespace {
+NodeRanks wholeJob(int nranks) {
+  NodeRanks n;
+  for (int r = 0; r < nranks; ++r) n.ranks.push_back(r);
+  n.jobRanks = nranks;
+  return n;
+}
+}  // namespace
+
 ShmExecutor::ShmExecutor(const std::string& job, int rank, int nranks, std::size_t bufferBytes,
                          std::chrono::nanoseconds timeout)
-    : rank_(rank), nranks_(nranks) {
+    : ShmExecutor(job, rank, wholeJob(std::max(nranks, 0)), bufferBytes, timeout, nullptr) {}
+
+ShmExecutor::ShmExecutor(const std::string& job, int globalRank, const NodeRanks& node, std::size_t bufferBytes,
+                         std::chrono::nanoseconds timeout, RemoteLinks* remote)
+    : rank_(-1), nranks_(static_cast<int>(node.ranks.size())), jobRanks_(node.jobRanks), global_(node.ranks), remote_(remote) {
+  const int nranks = nranks_;
   if (nranks < 1 || nranks > kMaxRanks)
     throw InvalidArgument("proc: nranks " + std::to_string(nranks) + " outside [1, " + std::to_string(kMaxRanks) + "]");
-  if (rank < 0 || rank >= nranks) throw InvalidArgument("proc: rank " + std::to_string(rank) + " out of range");
+  if (jobRanks_ < nranks) throw InvalidArgument("proc: a node of " + std::to_string(nranks) + " ranks in a job of " + std::to_string(jobRanks_));
+  local_.assign(static_cast<std::size_t>(jobRanks_), -1);
+  for (int i = 0; i < nranks; ++i) {
+    const int g = global_[static_cast<std::size_t>(i)];
+    if (g < 0 || g >= jobRanks_ || (i > 0 && g <= global_[static_cast<std::size_t>(i) - 1]))
+      throw InvalidArgument("proc: the node's ranks must be ascending ranks of the job");
+    local_[static_cast<std::size_t>(g)] = i;
+    if (g == globalRank) rank_ = i;
+  }
+  if (rank_ < 0) throw InvalidArgument("proc: rank " + std::to_string(globalRank) + " out of range");
+  if (nranks < jobRanks_ && remote_ == nullptr) throw InvalidArgument("proc: ranks off the node need remote links");
+  const int rank = rank_;
   const auto n = static_cast<std::size_t>(nranks);
   const std::size_t ctrlBytes = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
   const std::string ctrlName = segmentName(job, 0, "ctrl");
@@ -92,6 +121,12 @@ void ShmExecutor::fail(const std::vector<int>& lost) {
 
 void ShmExecutor::abort() { fail({}); }
 
+std::vector<int> ShmExecutor::globalOf(const std::vector<int>& locals) const {
+  std::vector<int> out;
+  for (int l : locals) out.push_back(globalOf(l));
+  return out;
+}
+
 std::vector<int> ShmExecutor::lostRanks() const {
   std::vector<int> lost;
   for (int r = 0; r < nranks_; ++r)
@@ -113,7 +148,7 @@ class ShmExecutor::RankRun {
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
   void execute() {
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(ex_.rank_)];
+    const auto& ops = plan_.ranks[static_cast<std::size_t>(ex_.globalOf(ex_.rank_))];
     for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
       opIndex_ = cur.opIndex();
       const plan::Op& op = ops[opIndex_];
@@ -123,18 +158,19 @@ class ShmExecutor::RankRun {
       const std::size_t dst = op.writes() ? offset(op.dst, lo) : 0;
       std::byte* base = ex_.own_.data();
       switch (op.kind) {
-        case plan::OpKind::Send: send(op.peer, src, bytes); break;
+        case plan::OpKind::Send: send(op.peer, op.channel, src, bytes); break;
         case plan::OpKind::Copy:
           waitWritable(dst, bytes);
           if (src != dst) std::memmove(base + dst, base + src, bytes);
           break;
         case plan::OpKind::Recv:
         case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
-        case plan::OpKind::ReduceAll: throw InvalidArgument("proc: this executor cannot run ReduceAll (oneshot, twoshot) yet");
+        case plan::OpKind::ReduceAll: reduceAll(op.channel, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
       }
     }
     for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, p.peer, "its last slices to be read by");
     pending_.clear();
+    if (ex_.remote_) remoteSent(nullptr, SIZE_MAX, "its last slices to be received by");
   }
 
  private:
@@ -155,7 +191,13 @@ class ShmExecutor::RankRun {
     return 0;
   }
 
-  void send(int peer, std::size_t src, std::size_t bytes) {
+  // `peer` is a rank of the job: on this node through the shared connection, else through the links.
+  void send(int globalPeer, int channel, std::size_t src, std::size_t bytes) {
+    const int peer = ex_.localOf(globalPeer);
+    if (peer < 0) {
+      ex_.remote_->send(globalPeer, channel, ex_.own_.data() + src, bytes);
+      return;
+    }
     Channel& ch = ex_.channel(ex_.rank_, peer);
     const std::uint32_t seq = ch.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
     waitFor(ch.consumed, seq - kSlots + 1, peer, "a free slot to");
@@ -169,12 +211,24 @@ class ShmExecutor::RankRun {
   }
 
   void receive(const plan::Op& op, std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
-    Channel& ch = ex_.channel(op.peer, ex_.rank_);
+    const int peer = ex_.localOf(op.peer);
+    std::byte* base = ex_.own_.data();
+    if (peer < 0) {  // off the node: into dst (Recv) or into temp, then reduced
+      waitWritable(dst, bytes);
+      if (op.kind == plan::OpKind::Recv) {
+        remoteReceive(op.peer, op.channel, base + dst, bytes);
+        return;
+      }
+      if (temp_.size() < bytes) temp_.resize(bytes);
+      remoteReceive(op.peer, op.channel, temp_.data(), bytes);
+      o_.reduce(base + dst, base + src, temp_.data(), elems);
+      return;
+    }
+    Channel& ch = ex_.channel(peer, ex_.rank_);
     const std::uint32_t seq = ch.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
     waitWritable(dst, bytes);
-    waitFor(ch.posted, seq + 1, op.peer, "data from");
-    const std::byte* remote = ex_.bases_[static_cast<std::size_t>(op.peer)] + ch.slots[seq % kSlots];
-    std::byte* base = ex_.own_.data();
+    waitFor(ch.posted, seq + 1, peer, "data from");
+    const std::byte* remote = ex_.bases_[static_cast<std::size_t>(peer)] + ch.slots[seq % kSlots];
     if (op.kind == plan::OpKind::Recv)
       std::memcpy(base + dst, remote, bytes);
     else
@@ -182,10 +236,85 @@ class ShmExecutor::RankRun {
     ch.consumed.store(seq + 1);
   }
 
+  // dst = v_0 (op) ... (op) v_{p-1}, left to right in rank order (v_q: rank q's slot; v_rank: src), so
+  // every rank gets the same bits; then every slot is consumed.
+  // Ranks are the job's: q on this node is read from its slot, q off the node received into a
+  // buffer of its own first (remote_).
+  void reduceAll(int channel, std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
+    const int p = ex_.jobRanks_, me = ex_.globalOf(ex_.rank_), local = ex_.rank_;
+    std::byte* base = ex_.own_.data();
+    waitWritable(dst, bytes);
+    if (remoteValues_.size() < static_cast<std::size_t>(p)) remoteValues_.resize(static_cast<std::size_t>(p));
+    for (int q = 0; q < p; ++q) {
+      if (q == me) continue;
+      const int lq = ex_.localOf(q);
+      if (lq < 0) {
+        auto& v = remoteValues_[static_cast<std::size_t>(q)];
+        if (v.size() < bytes) v.resize(bytes);
+        remoteReceive(q, channel, v.data(), bytes);
+        continue;
+      }
+      Channel& ch = ex_.channel(lq, local);
+      waitFor(ch.posted, ch.consumed.value.load(std::memory_order_relaxed) + 1, lq, "data from");
+    }
+    auto value = [&](int q) -> const std::byte* {
+      if (q == me) return base + src;
+      const int lq = ex_.localOf(q);
+      if (lq < 0) return remoteValues_[static_cast<std::size_t>(q)].data();
+      const Channel& ch = ex_.channel(lq, local);
+      return ex_.bases_[static_cast<std::size_t>(lq)] + ch.slots[ch.consumed.value.load(std::memory_order_relaxed) % kSlots];
+    };
+    if (p == 1) {
+      if (src != dst) std::memmove(base + dst, base + src, bytes);
+      return;
+    }
+    // Accumulate in dst unless dst overlaps src and src is still to be read after the first step.
+    const bool overlap = dst < src + bytes && src < dst + bytes;
+    std::byte* acc = base + dst;
+    if (overlap && !(me == 0 && src == dst)) {
+      if (temp_.size() < bytes) temp_.resize(bytes);
+      acc = temp_.data();
+    }
+    o_.reduce(acc, value(0), value(1), elems);
+    for (int q = 2; q < p; ++q) o_.reduce(acc, acc, value(q), elems);
+    if (acc != base + dst) std::memcpy(base + dst, acc, bytes);
+    for (int lq = 0; lq < ex_.nranks_; ++lq)
+      if (lq != local) {
+        Channel& ch = ex_.channel(lq, local);
+        ch.consumed.store(ch.consumed.value.load(std::memory_order_relaxed) + 1);
+      }
+  }
+
+  // Through the links, bounded like every wait here; a failure aborts this node's ranks too.
+  void remoteReceive(int globalPeer, int channel, std::byte* dst, std::size_t bytes) {
+    const auto r = ex_.remote_->receive(globalPeer, channel, dst, bytes, Clock::now() + o_.timeout, stopped());
+    remoteFailure(r, globalPeer, "data from");
+  }
+  void remoteSent(const std::byte* begin, std::size_t bytes, const char* what) {
+    int peer = -1;
+    const auto r = ex_.remote_->sent(begin, bytes, Clock::now() + o_.timeout, stopped(), peer);
+    remoteFailure(r, peer, what);
+  }
+  [[nodiscard]] std::function<bool()> stopped() const {
+    return [this] { return ex_.control().abort.value.load(std::memory_order_acquire) != 0; };
+  }
+  void remoteFailure(RemoteLinks::Wait r, int globalPeer, const char* what) {
+    if (r == RemoteLinks::Wait::Ready) return;
+    const std::string where = " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(globalPeer);
+    if (r == RemoteLinks::Wait::TimedOut) {
+      ex_.fail({});  // this node's ranks stop too
+      throw TimeoutError(head() + " lost rank " + std::to_string(globalPeer) + ": timed out after " + milliseconds(o_.timeout) +
+                         where + " (on another node)");
+    }
+    const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);
+    throw TimeoutError(head() + " stopped: stopped by rank " + std::to_string(ex_.globalOf(static_cast<int>(code) - 1)) + where);
+  }
+
   // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
   void waitWritable(std::size_t dst, std::size_t bytes) {
     for (const Pending& p : pending_)
       if (p.begin < dst + bytes && dst < p.end) waitFor(p.channel->consumed, p.seq, p.peer, "its read of a slice by");
+    if (ex_.remote_) remoteSent(ex_.own_.data() + dst, bytes, "its read of a slice by");
   }
 
   void waitFor(const SharedWord& word, std::uint32_t target, int peer, const char* what) {
@@ -202,7 +331,7 @@ class ShmExecutor::RankRun {
       if (Clock::now() >= deadline) break;
       if (!ex_.alive(peer)) {
         ex_.fail({peer});
-        throw TimeoutError(head() + " lost rank " + std::to_string(peer) + ": its process (pid " +
+        throw TimeoutError(head() + " lost rank " + std::to_string(ex_.globalOf(peer)) + ": its process (pid " +
                            std::to_string(ex_.info(peer).pid.load()) + ") died" + tail(peer, what));
       }
     }
@@ -210,22 +339,22 @@ class ShmExecutor::RankRun {
       // Timed out. Blame the ranks that never started this call when there are any, else the peer.
       const std::vector<int> late = ex_.lateRanks(call_);
       ex_.fail(late.empty() ? std::vector<int>{peer} : late);
-      throw TimeoutError(head() + " lost " + rankList(late.empty() ? std::vector<int>{peer} : late) +
+      throw TimeoutError(head() + " lost " + rankList(ex_.globalOf(late.empty() ? std::vector<int>{peer} : late)) +
                          ": timed out after " + milliseconds(o_.timeout) + tail(peer, what) +
                          (late.empty() ? "" : " (never arrived)"));
     }
     const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);
     const std::vector<int> lost = ex_.lostRanks();
-    throw TimeoutError(head() + (lost.empty() ? " stopped" : " lost " + rankList(lost)) + ": stopped by rank " +
-                       std::to_string(code - 1) + tail(peer, what));
+    throw TimeoutError(head() + (lost.empty() ? " stopped" : " lost " + rankList(ex_.globalOf(lost))) + ": stopped by rank " +
+                       std::to_string(ex_.globalOf(static_cast<int>(code) - 1)) + tail(peer, what));
   }
 
   [[nodiscard]] std::string head() const {
     return "proc " + std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +
-           ": rank " + std::to_string(ex_.rank_);
+           ": rank " + std::to_string(ex_.globalOf(ex_.rank_));
   }
   [[nodiscard]] std::string tail(int peer, const char* what) const {
-    return " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(peer);
+    return " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(ex_.globalOf(peer));
   }
 
   ShmExecutor& ex_;
@@ -234,11 +363,13 @@ class ShmExecutor::RankRun {
   const ShmRunOptions& o_;
   std::uint32_t call_;  // this rank's call number (arrived counter)
   std::vector<Pending> pending_;
+  std::vector<std::byte> temp_;  // ReduceAll's accumulator when dst is this rank's src; remote RecvReduce
+  std::vector<std::vector<std::byte>> remoteValues_;  // ReduceAll: the slices of ranks off the node
   std::size_t opIndex_ = 0;
 };
 
 void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& options) {
-  if (plan.nranks != nranks_) throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks");
+  if (plan.nranks != jobRanks_) throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks");
   if (plan::reduces(plan.collective) && options.reduce == nullptr)
     throw InvalidArgument("proc: a reducing plan needs a reduce function");
   if (const std::uint32_t code = control().abort.value.load(std::memory_order_acquire); code != 0) {
@@ -246,8 +377,8 @@ void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const Shm
     // same one line as the ranks that were waiting, naming the lost ranks.
     const std::vector<int> lost = lostRanks();
     throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
-                       ": rank " + std::to_string(rank_) + (lost.empty() ? " stopped" : " lost " + rankList(lost)) +
-                       ": stopped by rank " + std::to_string(code - 1) + " before this call");
+                       ": rank " + std::to_string(globalOf(rank_)) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) +
+                       ": stopped by rank " + std::to_string(globalOf(static_cast<int>(code) - 1)) + " before this call");
   }
   const auto counts = plan::bufferCounts(plan.collective, plan.nranks, plan.count);
   const auto fits = [&](std::size_t at, std::int64_t elems) {

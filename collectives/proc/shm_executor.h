@@ -13,10 +13,11 @@
 // and the sizes beforehand, e.g. by fork), no Communicator backend yet.
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstddef>
-#include <atomic>
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,30 @@ struct ShmRunOptions {
   std::int64_t sliceElems = 0;  // 0: whole ops
   std::chrono::nanoseconds timeout = std::chrono::seconds(30);
   std::chrono::nanoseconds spin = std::chrono::microseconds(50);
+};
+
+// Peers on other nodes: a ShmExecutor that runs one node of a job moves the slices to and from them
+// through these links (the process backend's MPI links, collectives/mpi/mpi_links.h) and everything
+// within the node through shared memory. Ranks here are the job's (global) ranks.
+class RemoteLinks {
+ public:
+  enum class Wait { Ready, TimedOut, Stopped };
+  virtual ~RemoteLinks() = default;
+  // Starts sending [src, src + bytes) to `peer` on plan channel `channel`; returns at once.
+  virtual void send(int peer, int channel, const std::byte* src, std::size_t bytes) = 0;
+  // Receives the next slice from `peer` on `channel` into dst; gives up at `deadline` or once `stop()`.
+  virtual Wait receive(int peer, int channel, std::byte* dst, std::size_t bytes, std::chrono::steady_clock::time_point deadline,
+                       const std::function<bool()>& stop) = 0;
+  // Waits until no send from [begin, begin + bytes) is in flight (bytes = SIZE_MAX: no send at all);
+  // on TimedOut/Stopped `peer` names a receiver still waited for.
+  virtual Wait sent(const std::byte* begin, std::size_t bytes, std::chrono::steady_clock::time_point deadline,
+                    const std::function<bool()>& stop, int& peer) = 0;
+};
+
+// The ranks of the job that share this node (ascending global ranks) and the job's size.
+struct NodeRanks {
+  std::vector<int> ranks;
+  int jobRanks = 0;
 };
 
 // Where a rank's buffers lie in its segment (byte offsets; scratch may be empty).
@@ -52,11 +77,17 @@ class ShmExecutor {
   // buffer segment of `bufferBytes` and maps every peer's; joining takes at most `timeout` in all, else
   // TimeoutError naming the segment that did not appear.
   ShmExecutor(const std::string& job, int rank, int nranks, std::size_t bufferBytes, std::chrono::nanoseconds timeout);
+  // One node of a job: `globalRank` is this process's rank in the job, `node` the ranks sharing the node
+  // (the lowest creates the control segment; segments are named by their local index); plans have the
+  // job's ranks, and ops with peers off the node go through `remote` (not owned; may not be null when
+  // some rank is off the node).
+  ShmExecutor(const std::string& job, int globalRank, const NodeRanks& node, std::size_t bufferBytes,
+              std::chrono::nanoseconds timeout, RemoteLinks* remote);
   ShmExecutor(const ShmExecutor&) = delete;
   ShmExecutor& operator=(const ShmExecutor&) = delete;
 
-  [[nodiscard]] int rank() const { return rank_; }
-  [[nodiscard]] int nranks() const { return nranks_; }
+  [[nodiscard]] int rank() const { return global_[static_cast<std::size_t>(rank_)]; }  // in the job
+  [[nodiscard]] int nranks() const { return jobRanks_; }
   // This rank's buffer segment (fill the input here; the output is read here).
   [[nodiscard]] std::byte* buffer() const { return own_.data(); }
   [[nodiscard]] std::size_t bufferBytes() const { return own_.size(); }
@@ -99,8 +130,16 @@ class ShmExecutor {
   // The ranks that have not started call number `call`.
   [[nodiscard]] std::vector<int> lateRanks(std::uint32_t call) const;
 
-  int rank_;
-  int nranks_;
+  // Global rank of local index i, and the local index of global rank g (-1: off this node).
+  [[nodiscard]] int globalOf(int local) const { return global_[static_cast<std::size_t>(local)]; }
+  [[nodiscard]] int localOf(int global) const { return local_[static_cast<std::size_t>(global)]; }
+  [[nodiscard]] std::vector<int> globalOf(const std::vector<int>& locals) const;
+
+  int rank_;     // local index on this node
+  int nranks_;   // ranks on this node
+  int jobRanks_;
+  std::vector<int> global_, local_;
+  RemoteLinks* remote_ = nullptr;
   ShmSegment ctrl_;                 // rank 0 owns it; the others attach
   ShmSegment own_;                  // this rank's buffers
   std::vector<ShmSegment> peers_;   // peers_[r]: rank r's buffers (empty for this rank)

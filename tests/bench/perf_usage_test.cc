@@ -120,6 +120,22 @@ TEST(PerfUsage, AlgorithmsAndRootsThatDoNotApply) {
   expectUsageError("reduce_perf", {"--algo", "rhd"});
 }
 
+TEST(PerfUsage, BadChannelsAndNodeSizes) {
+  for (const char* tool : {"all_reduce_perf", "reduce_scatter_perf", "all_gather_perf", "broadcast_perf", "reduce_perf"}) {
+    expectUsageError(tool, {"--channels", "0"});
+    expectUsageError(tool, {"--channels", "65"});
+    expectUsageError(tool, {"--ranks-per-node", "-1"});
+  }
+  expectUsageError("all_reduce_perf", {"-g", "6", "--algo", "hier", "--ranks-per-node", "4"});
+  // The environment variable stands in for the flag, with the same checks.
+  for (const char* value : {"x", "-2", "3"}) {
+    const ToolRun run = runTool("all_reduce_perf", {"-g", "4", "--algo", "hier", "-b", "8", "-e", "8"},
+                                {std::string("CCLAB_RANKS_PER_NODE=") + value});
+    EXPECT_EQ(run.status, 2) << value << ": " << run.err;
+    EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  }
+}
+
 TEST(PerfUsage, AnUnavailableBackendIsOneLine) {
   // This test's build has no NCCL backend unless CUDA and NCCL were found; only check when it fails.
   const ToolRun run = runTool("all_reduce_perf", {"--backend", "nccl", "-b", "8", "-e", "8", "-n", "1", "-w", "0"});
@@ -133,7 +149,7 @@ TEST(PerfUsage, HelpListsTheFlags) {
   const ToolRun run = runTool("all_reduce_perf", {"-h"});
   EXPECT_EQ(run.status, 0);
   for (const char* flag : {"-b/--minbytes", "-e/--maxbytes", "-f/--stepfactor", "-g/--ngpus", "--backend", "--algo",
-                           "--straggler", "-J/--json"})
+                           "--straggler", "-J/--json", "--channels", "--ranks-per-node"})
     EXPECT_NE(run.out.find(flag), std::string::npos) << flag;
 }
 

@@ -15,6 +15,9 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/mpi/mpi_executor.h"
+#include "collectives/mpi/mpi_links.h"
+#include "collectives/plan/slice_walk.h"
+#include "collectives/proc/shm_executor.h"
 
 namespace cclab::mpi {
 namespace {
@@ -120,6 +123,48 @@ TEST(MpiWorld, KnowsEveryRanksPidHostAndNode) {
   EXPECT_EQ(static_cast<int>(pids.size()), w.size());
   EXPECT_EQ(w.nodes(), 1);  // one machine, no emulation
   EXPECT_FALSE(w.jobId().empty());
+}
+
+// The hybrid: nodes of 2 ranks (emulated), each its own ShmExecutor; pairs within a node go through
+// shared memory, and exactly the plan's slices to the other node go through MPI.
+TEST(Hybrid, SharedMemoryWithinANodeMpiBetweenNodes) {
+  const int p = world().size(), r = world().rank();
+  if (p % 2 != 0 || p < 4) GTEST_SKIP() << "needs nodes of 2 ranks and at least 2 nodes";
+  const World& w = world();
+  proc::NodeRanks node;
+  node.jobRanks = p;
+  node.ranks = {r - r % 2, r - r % 2 + 1};
+  std::string job = w.jobId() + "h" + std::to_string(r / 2);
+  MpiLinks links(w);
+  proc::ShmExecutor shm(job, r, node, 1 << 22, std::chrono::seconds(20), &links);
+  for (plan::Algorithm a : {plan::Algorithm::Ring, plan::Algorithm::Hierarchical, plan::Algorithm::OneShot, plan::Algorithm::DoubleBinaryTree})
+    for (std::int64_t n : {7, 1000}) {
+      const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, a, p, n, 0, {2, 2});
+      const std::vector<float> in = inputOf(r, n, 77);
+      std::byte* base = shm.buffer();
+      std::memcpy(base, in.data(), in.size() * sizeof(float));
+      proc::ShmRunOptions o;
+      o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
+      o.sliceElems = 64;
+      o.timeout = std::chrono::seconds(20);
+      const long long before = links.messagesSent();
+      shm.run(pl, {0, 1 << 20, 2 << 20}, o);
+      long long offNode = 0;  // the plan's send slices to the other node
+      const auto& ops = pl.ranks[static_cast<std::size_t>(r)];
+      for (plan::SliceCursor cur(ops, o.sliceElems); !cur.done(); cur.advance()) {
+        const plan::Op& op = ops[cur.opIndex()];
+        if (op.kind == plan::OpKind::Send && op.peer / 2 != r / 2) ++offNode;
+      }
+      EXPECT_EQ(links.messagesSent() - before, offNode) << plan::name(a) << " n " << n;
+      std::vector<float> out(static_cast<std::size_t>(n));
+      std::memcpy(out.data(), base + (1 << 20), out.size() * sizeof(float));
+      for (std::int64_t i = 0; i < n; ++i) {
+        double want = 0;
+        for (int q = 0; q < p; ++q) want += inputOf(q, n, 77)[static_cast<std::size_t>(i)];
+        ASSERT_NEAR(out[static_cast<std::size_t>(i)], want, 1e-3 * p * 100) << plan::name(a) << " n " << n << " i " << i;
+      }
+      w.barrier();  // the next plan reuses the buffers every peer may still read
+    }
 }
 
 // Rank 1 dies by SIGKILL while the others wait for its data: mpirun must end the job (it names the

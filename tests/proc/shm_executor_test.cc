@@ -1,7 +1,7 @@
-// The shared-memory executor across forked processes: ring allreduce (and the other allreduce plans)
-// against the exact reference for p = 2, 3, 4 and odd counts, sliced and whole, leaving nothing in
-// /dev/shm; a rank that never runs makes the others stop within the timeout naming it, and a killed
-// rank's segments are swept by the parent.
+// The shared-memory executor across forked processes: ring allreduce (and the other allreduce plans,
+// several channels, and oneshot/twoshot with ReduceAll) against the exact reference for p = 2, 3, 4 and
+// odd counts, sliced and whole, leaving nothing in /dev/shm; a rank that never runs makes the others
+// stop within the timeout naming it, and a killed rank's segments are swept by the parent.
 #include "collectives/proc/shm_executor.h"
 
 #include <dirent.h>
@@ -40,7 +40,12 @@ struct Case {
   DataType type;
   ReduceOp op;
   plan::Algorithm algo = plan::Algorithm::Ring;
+  int channels = 1;
 };
+
+plan::Plan planFor(const Case& c) {
+  return plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, c.count, 0, plan::PlanShape{c.channels, 0});
+}
 
 constexpr std::size_t align64(std::size_t n) { return (n + 63) / 64 * 64; }
 
@@ -50,13 +55,13 @@ ShmLayout layoutFor(const Case& c) {
 }
 
 std::size_t segmentBytesFor(const Case& c) {
-  const plan::Plan p = plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, c.count);
+  const plan::Plan p = planFor(c);
   return layoutFor(c).scratch + static_cast<std::size_t>(p.scratchCount) * sizeOf(c.type) + 64;
 }
 
 // One call on `ex`: fill the input (from `seed`), run the plan, count wrong elements. 0: right, 4: wrong.
 int runCall(ShmExecutor& ex, const Case& c, std::uint64_t seed, std::chrono::nanoseconds timeout) {
-  const plan::Plan p = plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, c.count);
+  const plan::Plan p = planFor(c);
   const ShmLayout layout = layoutFor(c);
   const DataSpec spec{c.type, c.op, c.nranks, seed};
   fillInput(spec, ex.rank(), 0, static_cast<std::size_t>(c.count), ex.buffer() + layout.input);
@@ -101,7 +106,15 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{4, 65537, 1000, DataType::Float32, ReduceOp::Sum}, Case{4, 4097, 0, DataType::Int8, ReduceOp::Sum},
                       Case{4, 999, 7, DataType::Float32, ReduceOp::Prod},
                       Case{3, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Tree},
-                      Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::HalvingDoubling}));
+                      Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::HalvingDoubling},
+                      // Channels one after the other over one connection per pair, and ReduceAll.
+                      Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Ring, 2},
+                      Case{3, 4099, 0, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Ring, 4},
+                      Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::DoubleBinaryTree},
+                      Case{3, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::OneShot},
+                      Case{4, 4097, 100, DataType::Float32, ReduceOp::Sum, plan::Algorithm::OneShot, 2},
+                      Case{3, 1001, 13, DataType::Int32, ReduceOp::Max, plan::Algorithm::TwoShot},
+                      Case{4, 65537, 1000, DataType::Float32, ReduceOp::Sum, plan::Algorithm::TwoShot, 4}));
 
 TEST(ProcShmExecutor, RunsManyCallsInARow) {
   // The channel counters carry on across calls: five allreduces, one check at the end of each.

@@ -55,6 +55,7 @@ def test_rehearsal_passes_and_returns_three_files(full_run):
         names = tar.getnames()
     assert any(re.search(r"perf_k2_ring_events\.json$", n) for n in names), names
     assert any(re.search(r"check_k2_rd_ll\.json$", n) for n in names), names
+    assert any(re.search(r"check_k2_hier-c4_events\.json$", n) for n in names), names
     assert sum(1 for n in names if n.endswith(".out")) >= 40, "every step keeps its output"
 
 
@@ -73,7 +74,8 @@ def test_summary_has_every_cell_filled(full_run):
         float(r[3]), float(r[4]), float(r[5]), float(r[6])  # measured numbers, not placeholders
     ring = [r for r in rows if r[1] == "ring"]
     assert all(re.fullmatch(r"\d+%", r[8]) for r in ring), ring
-    assert re.search(r"^#wrong: all 0 over 18 checked runs", summary, re.M), summary
+    # 6 algorithms x 3 orders, and the plan-v2 checks: 5 algorithms x channels {1, 4} (one order here)
+    assert re.search(r"^#wrong: all 0 over 28 checked runs", summary, re.M), summary
     assert re.search(r"^copy ceiling .*memcpy \d+\.\d GB/s", summary, re.M)
     assert re.search(r"^straggler 1ms .*: 8B \d+\.\d us", summary, re.M)
     assert re.search(r"nccl_k2 +ok .*refused as expected", summary), "an expected refusal passes its step"

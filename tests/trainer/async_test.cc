@@ -151,6 +151,51 @@ TEST(ParameterServer, CountsStalenessAndCompensatesDelays) {
   EXPECT_EQ(ps.version(), 2);
 }
 
+TEST(ParameterServer, AdaptiveDcScalesLambdaByTheGradientsRootMeanSquare) {
+  const SgdConfig plain{2.0F, 0.0F, 0.0F};
+  ParameterServer ps({1.0F}, plain, 0.5F, 0.5F, /*dcAdaptive=*/true);  // a unit step
+  std::vector<float> a(1), b(1);
+  const auto va = ps.pull(a).version;
+  const auto vb = ps.pull(b).version;
+  ps.push(std::vector<float>{0.5F}, a, va);  // w = 0.5; ms = 0.05 * 0.25
+  // ms = 0.95 * 0.0125 + 0.05 * 1 = 0.061875; lambda = 0.5 / sqrt(ms + 1e-7); g' = 1 + lambda * 1 * (0.5 - 1)
+  const double ms = 0.95 * 0.0125 + 0.05;
+  const double g = 1.0 + 0.5 / std::sqrt(ms + 1e-7) * (0.5 - 1.0);
+  EXPECT_EQ(ps.push(std::vector<float>{1.0F}, b, vb).staleness, 1);
+  EXPECT_NEAR(ps.snapshot()[0], 0.5 - g, 1e-5);
+  TrainConfig c = tinyConfig(Mode::Async, 2, 32);
+  c.async.dcAdaptive = true;  // without a lambda to scale: refused
+  EXPECT_THROW(validate(c), InvalidArgument);
+}
+
+TEST(ParameterServer, ForcedStalenessServesParametersKUpdatesOld) {
+  const SgdConfig plain{1.0F, 0.0F, 0.0F};
+  ParameterServer ps({0.0F}, plain, 0.0F, 1.0F);
+  ps.forceStaleness(2);
+  std::vector<float> w(1);
+  // Each push subtracts 1: versions hold 0, -1, -2, ...; a pull sees the version 2 updates back.
+  const std::vector<std::int64_t> wantStaleness = {0, 1, 2, 2, 2};
+  for (std::size_t i = 0; i < wantStaleness.size(); ++i) {
+    const auto v = ps.pull(w).version;
+    EXPECT_EQ(v, std::max<std::int64_t>(0, static_cast<std::int64_t>(i) - 2)) << i;
+    EXPECT_FLOAT_EQ(w[0], -static_cast<float>(v)) << i;
+    EXPECT_EQ(ps.push(std::vector<float>{1.0F}, w, v).staleness, wantStaleness[i]) << i;
+  }
+}
+
+TEST(Async, ForcedStalenessMakesEveryPushKStaleWithOneWorker) {
+  const DataSplit data = tinyData(1024, 64);
+  TrainConfig c = tinyConfig(Mode::Async, 1, 16);
+  c.epochs = 1;
+  c.async.forcedStaleness = 3;
+  const RunResult r = runAsync(c, data);
+  ASSERT_GT(r.steps.size(), 10U);
+  for (std::size_t i = 0; i < r.steps.size(); ++i)
+    EXPECT_EQ(r.steps[i].staleness, std::min<std::int64_t>(3, static_cast<std::int64_t>(i))) << i;
+  c.async.forcedStaleness = -1;
+  EXPECT_THROW(validate(c), InvalidArgument);
+}
+
 TEST(Async, SspGapNeverExceedsTheBound) {
   // The documented bound: no worker more than S pushes ahead of the slowest (it was S + 1).
   const DataSplit data = tinyData(2048, 64);

@@ -77,6 +77,16 @@ TEST(Options, RejectsBadFlagsWithInvalidArgument) {
       {"--backend", "tpu"},
       {"--bucket", "25Q"},
       {"--widths", "784-abc-10"},
+      {"--layers", "784,,10"},
+      {"--layers", "784"},
+      {"--layers", "784,10", "--widths", "784-10"},  // one name for one thing
+      {"--model", "gpt5"},
+      {"--compute-model", "b300"},
+      {"--compute-model", "0"},
+      {"--compute-model", "nan"},
+      {"--compute-model", "-5"},
+      {"--mode", "async", "--compute-model", "h100", "--ssp", "2"},  // SSP waits on real progress
+      {"--mode", "async", "--model", "resnet50"},
       {"--data", "imagenet"},
       {"--remainder", "keep"},
       {"--mode", "async", "--ssp", "-3"},
@@ -167,7 +177,8 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 
 TEST(Binary, BadUsageIsOneLineAndExitTwo) {
   for (const char* args : {"--bogus", "--workers 3 --batch 100", "--straggler 1:nope", "--data fashion-mnist --data-dir /no/such/dir",
-                           "--mode async --backend cuda", "--data synthetic --widths 784-10-3"}) {
+                           "--mode async --backend cuda", "--data synthetic --widths 784-10-3",
+                           "--data synthetic --layers 784,10,3", "--compute-model h1000", "--layers 784,10 --widths 784-10"}) {
     const Exit e = runBinary(args);
     EXPECT_EQ(e.code, 2) << args << ": " << e.err;
     EXPECT_EQ(lines(e.err), 1) << args << ": " << e.err;

@@ -18,7 +18,7 @@ namespace {
 // ignored (sync has no parameter server, async no allreduce).
 void refuseOptionsWithoutEffect(const CLI::App& app, Mode mode) {
   const bool sync = mode == Mode::Sync;
-  const auto ignored = sync ? std::vector<std::string>{"--dc-lambda", "--ssp"}
+  const auto ignored = sync ? std::vector<std::string>{"--dc-lambda", "--dc-adaptive", "--ssp", "--forced-staleness"}
                             : std::vector<std::string>{"--bucket", "--first-bucket", "--no-overlap", "--algo", "--backend"};
   for (const std::string& flag : ignored)
     if (app.count(flag) > 0)
@@ -46,7 +46,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
 
   CLI::App app{"cclab-train: synchronous and asynchronous data-parallel training of an MLP (docs/trainer.md)"};
   std::string mode = "sync", widths{kDefaultWidths}, algo = "auto", backend = "host", remainder = "pad";
-  std::string bucket = "25M", firstBucket = "1M", straggler;
+  std::string bucket = "25M", firstBucket = "1M", straggler, layers, computeModel;
   bool noOverlap = false;
   app.add_option("--data", o.data.name, "fashion-mnist or synthetic")->capture_default_str();
   app.add_option("--data-dir", o.data.dir, "directory of the Fashion-MNIST IDX .gz files")->capture_default_str();
@@ -60,7 +60,12 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_option("--lr", t.sgd.lr, "learning rate")->capture_default_str();
   app.add_option("--momentum", t.sgd.momentum, "SGD momentum")->capture_default_str();
   app.add_option("--weight-decay", t.sgd.weightDecay, "weight decay")->capture_default_str();
-  app.add_option("--widths", widths, "MLP layer widths")->capture_default_str();
+  app.add_option("--layers", layers, "the implemented MLP's layer widths, e.g. 784,4096,4096,10 (default 784,256,128,10)");
+  app.add_option("--widths", widths, "the old name of --layers (784-256-128-10 still accepted)")->capture_default_str();
+  app.add_option("--model", t.model, "mlp, or a preset adding synthetic gradients of a real network: resnet50, bert-base")
+      ->capture_default_str();
+  app.add_option("--compute-model", computeModel,
+                 "emulated device: h100, h200, a100 or TFLOP/s; compute time = FLOPs / rate (sync only)");
   app.add_option("--seed", t.seed, "seed for initialisation and shuffling")->capture_default_str();
   app.add_option("--remainder", remainder, "pad or drop: how shards are made equal")->capture_default_str();
   app.add_option("--algo", algo, "allreduce algorithm: ring, tree, dbtree, rhd, auto")->capture_default_str();
@@ -69,6 +74,9 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_option("--first-bucket", firstBucket, "first gradient bucket size (K/M/G)")->capture_default_str();
   app.add_flag("--no-overlap", noOverlap, "start allreduces only after the whole backward");
   app.add_option("--dc-lambda", t.async.dcLambda, "DC-ASGD compensation lambda (async; 0: off)")->capture_default_str();
+  app.add_flag("--dc-adaptive", t.async.dcAdaptive, "DC-ASGD-a: lambda / sqrt(moving mean square of g) (async)");
+  app.add_option("--forced-staleness", t.async.forcedStaleness,
+                 "async: every pull returns the parameters K updates old (0: off)")->capture_default_str();
   app.add_option("--ssp", t.async.sspBound, "SSP staleness bound (async; -1: none)")->capture_default_str();
   app.add_option("--straggler", straggler, "RANK:compute=FACTOR, e.g. 1:compute=1.4 (40% slower compute; 1:1.4 also)");
   app.add_option("-J,--json", o.output.jsonPath, "write results as JSON");
@@ -86,7 +94,10 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   }
   t.mode = parseMode(mode);
   refuseOptionsWithoutEffect(app, t.mode);
-  t.widths = parseWidths(widths);
+  if (app.count("--layers") > 0 && app.count("--widths") > 0)
+    throw InvalidArgument("--layers and --widths name the same thing (--widths is its old name): give one");
+  t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);
+  t.compute = parseComputeModel(computeModel);
   t.remainder = parseRemainder(remainder);
   t.sync.backend = parseBackend(backend);
   t.sync.algorithm = plan::parseAlgorithm(algo);  // throws InvalidArgument

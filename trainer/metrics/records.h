@@ -65,8 +65,10 @@ struct RunResult {
   StalenessHistogram staleness;
   std::vector<TraceEvent> trace;
   std::vector<BucketArrival> arrivals;  // sync with >= 2 workers; empty otherwise
-  double trainTimeS = 0.0;
+  double trainTimeS = 0.0;         // with a compute model: on the emulated device's clock (device/virtual_timeline.h)
+  double wallTrainTimeS = 0.0;     // the real (CPU) training time
   std::int64_t samples = 0;
+  std::int64_t allreducedBytes = 0;  // sync: gradient bytes all ranks handed to allreduces (0 with one worker)
   std::vector<float> finalParams;   // sync: rank 0's replica; async: the server's copy
   std::int64_t sspMaxGap = -1;      // async with --ssp: the largest lead over the slowest worker seen; -1 otherwise
   double replicaDivergence = 0.0;   // sync: max |w_r - w_0| over ranks (0 when replicas agree)

@@ -29,13 +29,13 @@ std::vector<std::int64_t> parseWidths(std::string_view s) {
   std::vector<std::int64_t> w;
   std::size_t pos = 0;
   while (pos <= s.size()) {
-    const std::size_t dash = std::min(s.find('-', pos), s.size());
+    const std::size_t dash = std::min(s.find_first_of(",-", pos), s.size());  // 784,256,10 or 784-256-10
     std::int64_t v = 0;
     const auto* first = s.data() + pos;
     const auto* last = s.data() + dash;
     const auto [ptr, ec] = std::from_chars(first, last, v);
     if (ec != std::errc() || ptr != last || v < 1)
-      throw InvalidArgument("bad MLP widths '" + std::string(s) + "' (expected e.g. 784-256-128-10)");
+      throw InvalidArgument("bad MLP widths '" + std::string(s) + "' (expected e.g. 784,256,128,10)");
     w.push_back(v);
     pos = dash + 1;
   }

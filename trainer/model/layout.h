@@ -41,7 +41,7 @@ class ParameterLayout {
   std::vector<LayerSlice> layers_;
 };
 
-// "784-256-128-10" -> {784, 256, 128, 10}; throws InvalidArgument.
+// "784,256,128,10" or "784-256-128-10" -> {784, 256, 128, 10}; throws InvalidArgument.
 std::vector<std::int64_t> parseWidths(std::string_view s);
 std::string formatWidths(const std::vector<std::int64_t>& widths);
 

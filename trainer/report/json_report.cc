@@ -3,6 +3,7 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "trainer/model/layout.h"
+#include "trainer/report/model_info.h"
 #include "trainer/run/clock.h"
 
 namespace cclab::trainer {
@@ -26,6 +27,8 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
           {"micro_batches", c.microBatches},
           {"steps_per_epoch_cap", c.maxStepsPerEpoch},
           {"widths", c.widths},
+          {"model", c.model},
+          {"compute_model", computeModelJson(c.compute)},
           {"lr", c.sgd.lr},
           {"momentum", c.sgd.momentum},
           {"weight_decay", c.sgd.weightDecay},
@@ -37,6 +40,8 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
           {"first_bucket_bytes", c.sync.firstBucketBytes},
           {"overlap", c.sync.overlap},
           {"dc_lambda", c.async.dcLambda},
+          {"dc_adaptive", c.async.dcAdaptive},
+          {"forced_staleness", c.async.forcedStaleness},
           {"ssp", c.async.sspBound},
           {"straggler", straggler}};
 }
@@ -71,8 +76,16 @@ json stragglersJson(const RankReport& r) {
   return {{"detectable", r.detectable}, {"allreduces", r.allreduces}, {"rule", stragglerRule()}, {"named", named}};
 }
 
-json summaryJson(const Summary& s, const RunResult& run) {
-  return {{"ranks", ranksJson(s.ranks)},
+json summaryJson(const TrainConfig& c, const Summary& s, const RunResult& run) {
+  const auto workerSteps = static_cast<double>(s.workerSteps > 0 ? s.workerSteps : 1);
+  const ModelInfo model = describeModel(c);
+  return {{"model", modelJson(model)},
+          {"compute_model", computeModelJson(c.compute)},
+          {"clock", c.compute.active() ? "emulated device: compute = FLOPs / rate, communication real" : "wall (this CPU)"},
+          {"modelled_compute_us", c.compute.active() ? json(c.compute.ns(model.stepFlopsPerWorker) / kNsPerUs) : json(nullptr)},
+          {"wall_train_time_s", run.wallTrainTimeS},
+          {"allreduced_bytes_per_rank_step", static_cast<double>(run.allreducedBytes) / workerSteps},
+          {"ranks", ranksJson(s.ranks)},
           {"stragglers", stragglersJson(s.ranks)},
           {"samples_per_s", s.samplesPerS},
           {"train_time_s", s.trainTimeS},
@@ -139,7 +152,7 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
            {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator}}},
           {"command", info.commandLine},
           {"config", configJson(config, dataName)},
-          {"summary", summaryJson(summary, run)},
+          {"summary", summaryJson(config, summary, run)},
           {"epochs", epochs},
           {"steps", steps},
           {"arrivals", arrivals},

@@ -3,6 +3,7 @@
 #include "fmt/format.h"
 #include "fmt/ostream.h"
 #include "trainer/model/layout.h"
+#include "trainer/report/model_info.h"
 
 namespace cclab::trainer {
 
@@ -15,8 +16,20 @@ void printHeader(std::ostream& out, const TrainConfig& c, const std::string& dat
     fmt::print(out, "backend {}, algo {}, buckets {}/{} bytes, overlap {}", name(c.sync.backend),
                plan::name(c.sync.algorithm), c.sync.firstBucketBytes, c.sync.bucketBytes, c.sync.overlap ? "on" : "off");
   else
-    fmt::print(out, "dc-lambda {}, ssp {}", c.async.dcLambda, c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
-  fmt::print(out, "; straggler {}\n# {} ({} cores), {}\n", format(c.straggler), info.host, info.cores, info.dateUtc);
+    fmt::print(out, "dc-lambda {}{}, forced staleness {}, ssp {}", c.async.dcLambda, c.async.dcAdaptive ? " (adaptive)" : "",
+               c.async.forcedStaleness, c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
+  fmt::print(out, "; straggler {}\n", format(c.straggler));
+  const ModelInfo m = describeModel(c);
+  if (m.syntheticParameters > 0)
+    fmt::print(out, "# model {}: {:.2f} M parameters in {} tensors ({} synthetic: {:.2f} M, gradients of the right size and FLOPs, "
+               "no math), {} buckets; accuracy reflects the implemented MLP only ({} parameters)\n", m.description,
+               static_cast<double>(m.parameters) / 1e6, m.tensors, m.syntheticTensors,
+               static_cast<double>(m.syntheticParameters) / 1e6, m.buckets, m.implementedParameters);
+  if (c.compute.active())
+    fmt::print(out, "# compute model {}: {:.1f} TFLOP/s ({}; {}); compute time = FLOPs / rate ({:.3g} FLOPs per worker-step), "
+               "communication real\n", c.compute.name, c.compute.flopsPerS / 1e12, c.compute.precision, c.compute.source,
+               m.stepFlopsPerWorker);
+  fmt::print(out, "# {} ({} cores), {}\n", info.host, info.cores, info.dateUtc);
 }
 
 void printProgress(std::ostream& out, const EpochRecord& e, int epochs) {
@@ -65,6 +78,9 @@ void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run,
                e.trainLoss, e.testLoss, 100.0 * e.testAccuracy);
   fmt::print(out, "#\n# communicator: {}\n", run.communicator);
   fmt::print(out, "# throughput      {:.0f} samples/s over {:.2f} s of training\n", s.samplesPerS, s.trainTimeS);
+  if (c.compute.active())
+    fmt::print(out, "# clock           emulated {} (compute = FLOPs / rate, communication real); wall time {:.2f} s\n",
+               c.compute.name, run.wallTrainTimeS);
   fmt::print(out, "# step time       mean {:.0f} us, p50 {:.0f} us, p99 {:.0f} us ({} worker-steps)\n", s.stepUsMean,
              s.stepUsP50, s.stepUsP99, s.workerSteps);
   fmt::print(out, "# step split      compute {:.0f} us, exposed comm {:.0f} us, wait {:.0f} us (comm busy {:.0f} us)\n",

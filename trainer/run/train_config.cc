@@ -5,6 +5,7 @@
 
 #include "collectives/core/errors.h"
 #include "fmt/format.h"
+#include "trainer/model/synthetic.h"
 
 namespace cclab::trainer {
 
@@ -52,7 +53,18 @@ void validate(const TrainConfig& c) {
   checkHyperParameters(c);
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");
+  if (c.async.dcAdaptive && !(c.async.dcLambda > 0.0F))
+    throw InvalidArgument("--dc-adaptive needs --dc-lambda > 0 (it scales that lambda)");
+  constexpr int kMaxForcedStaleness = 1000;
+  if (c.async.forcedStaleness < 0 || c.async.forcedStaleness > kMaxForcedStaleness)
+    throw InvalidArgument("--forced-staleness must be in [0, 1000]");
   if (c.async.sspBound < -1) throw InvalidArgument("--ssp must be >= 0");
+  if (c.mode == Mode::Async && c.compute.active() && c.async.sspBound >= 0)
+    throw InvalidArgument("--ssp cannot be combined with --compute-model (the emulated clock orders the pushes; SSP "
+                          "would wait on real progress)");
+  if (c.mode == Mode::Async && c.model != "mlp")
+    throw InvalidArgument("--model " + c.model + " applies to --mode sync only (the parameter server has no synthetic tensors)");
+  (void)modelPreset(c.model);  // throws for an unknown preset
 }
 
 }  // namespace cclab::trainer

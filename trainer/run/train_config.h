@@ -4,12 +4,14 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "collectives/communicator.h"
 #include "collectives/core/straggler.h"
 #include "trainer/data/sampler.h"
+#include "trainer/device/compute_model.h"
 #include "trainer/model/sgd.h"
 #include "trainer/run/straggler.h"
 
@@ -34,7 +36,9 @@ struct SyncConfig {
 
 struct AsyncConfig {
   float dcLambda = 0.0F;  // DC-ASGD: g + lambda * g * g * (w_now - w_pulled); 0 = plain ASGD
-  int sspBound = -1;      // SSP: a worker may run at most this many pushes ahead of the slowest; -1 = none
+  bool dcAdaptive = false;  // DC-ASGD-a: lambda / sqrt(mean square of g) per element (async/parameter_server.h)
+  int sspBound = -1;
+  int forcedStaleness = 0;  // every pull returns the parameters K updates old (parameter_server.h); 0 = off      // SSP: a worker may run at most this many pushes ahead of the slowest; -1 = none
 };
 
 struct TrainConfig {
@@ -44,7 +48,9 @@ struct TrainConfig {
   std::int64_t batch = 256;      // global: samples per optimiser step over all workers (sync) / per push x workers (async)
   int microBatches = 1;          // gradient accumulation: each worker's batch is split into this many
   std::int64_t maxStepsPerEpoch = 0;  // 0: the whole epoch
-  std::vector<std::int64_t> widths{784, 256, 128, 10};
+  std::vector<std::int64_t> widths{784, 256, 128, 10};  // the implemented MLP (--layers)
+  std::string model = "mlp";     // --model: "mlp", or a preset adding synthetic tensors (model/synthetic.h)
+  ComputeModel compute;          // --compute-model: the emulated device (none: CPU time)
   SgdConfig sgd;
   std::uint64_t seed = 1;        // model initialisation and sampler shuffle
   Remainder remainder = Remainder::Pad;

@@ -81,6 +81,7 @@ void CommThread::reduce(const Job& job) {
   std::lock_guard lock(mutex_);
   if (!inline_) {  // one rank: nothing is communicated
     busyNs_ += end - start;
+    reducedElements_ += static_cast<std::int64_t>(job.data.size());
     arrivals_.push_back({job.epoch, job.stepInEpoch, job.bucket, rank_, start, end});
   }
   ++completed_;

@@ -41,6 +41,8 @@ class CommThread {
   [[nodiscard]] TraceLog& trace() { return trace_; }
   // Every bucket's arrival and end on this rank (none with one rank); read after stop().
   [[nodiscard]] const std::vector<BucketArrival>& arrivals() const { return arrivals_; }
+  // Gradient elements this rank handed to allreduces so far (0 with one rank); read after stop().
+  [[nodiscard]] std::int64_t reducedElements() const { return reducedElements_; }
 
  private:
   struct Job {
@@ -64,6 +66,7 @@ class CommThread {
   std::int64_t submitted_ = 0;
   std::int64_t completed_ = 0;
   std::int64_t busyNs_ = 0;
+  std::int64_t reducedElements_ = 0;
   int epoch_ = 0;
   std::int64_t stepInEpoch_ = 0;
   int nextBucket_ = 0;

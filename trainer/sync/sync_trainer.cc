@@ -7,6 +7,8 @@
 #include <vector>
 
 #include "trainer/data/sampler.h"
+#include "trainer/device/virtual_timeline.h"
+#include "trainer/model/gradient_units.h"
 #include "trainer/model/mlp.h"
 #include "trainer/model/sgd.h"
 #include "trainer/run/divergence.h"
@@ -27,6 +29,7 @@ struct SyncShared {
   const TrainConfig& config;
   const DataSplit& data;
   const Mlp& model;
+  const GradientUnits& units;  // the MLP's layers after the preset's synthetic tensors
   const std::vector<Bucket>& buckets;
   GradientExchange& exchange;
   const RunClock& clock;
@@ -37,10 +40,10 @@ class SyncWorker {
  public:
   SyncWorker(int rank, const SyncShared& s)
       : rank_(rank), s_(s), params_(static_cast<std::size_t>(s.model.layout().parameterCount())),
-        grads_(params_.size()), sgd_(s.config.sgd, s.model.layout().parameterCount()),
+        grads_(static_cast<std::size_t>(s.units.totalCount())), sgd_(s.config.sgd, s.model.layout().parameterCount()),
         sampler_(s.data.train.size(), s.config.workers, rank, s.config.seed, s.config.remainder),
         step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
-        throttle_(s.config.straggler.rank == rank ? s.config.straggler.computeFactor : 1.0), trace_(s.config.trace),
+        throttle_(s.config.straggler.rank == rank && !s.config.compute.active() ? s.config.straggler.computeFactor : 1.0), trace_(s.config.trace),
         comm_(s.exchange, rank, s.clock, s.config.trace) {}
 
   void runEpoch(int epoch) {
@@ -66,6 +69,7 @@ class SyncWorker {
     out.insert(out.end(), comm_.trace().events().begin(), comm_.trace().events().end());
   }
   [[nodiscard]] const std::vector<BucketArrival>& arrivals() const { return comm_.arrivals(); }
+  [[nodiscard]] std::int64_t reducedElements() const { return comm_.reducedElements(); }
 
  private:
   void runStep(int epoch, std::int64_t step, std::span<const std::int64_t> batch) {
@@ -82,12 +86,17 @@ class SyncWorker {
       if (layer == 0 && ready < 0) ready = clock.nowNs();
       while (next < s_.buckets.size() && s_.buckets[next].firstLayer >= layer) comm_.submit(s_.buckets[next++], grads_, globalStep);
     };
-    const LayerDoneFn onLayerDone = s_.config.sync.overlap ? LayerDoneFn(submitReady) : LayerDoneFn();
-    const StepLoss loss = step_.compute(params_, batch, grads_, clock, throttle_, onLayerDone);
+    const int mlpUnit0 = s_.units.syntheticUnits();  // MLP layer l is unit mlpUnit0 + l
+    const LayerDoneFn onLayerDone =
+        s_.config.sync.overlap ? LayerDoneFn([&](int layer) { submitReady(mlpUnit0 + layer); }) : LayerDoneFn();
+    const std::span<float> mlpGrads = std::span<float>(grads_).subspan(static_cast<std::size_t>(s_.units.syntheticCount()));
+    const StepLoss loss = step_.compute(params_, batch, mlpGrads, clock, throttle_, onLayerDone);
+    syntheticBackward(s_.config.sync.overlap ? LayerDoneFn(submitReady) : LayerDoneFn());
     submitReady(0);
     const std::int64_t busy = comm_.waitAll();
+    checkSyntheticSums();
     const std::int64_t done = clock.nowNs();
-    sgd_.step(params_, grads_, 1.0F / static_cast<float>(s_.config.workers));
+    sgd_.step(params_, mlpGrads, 1.0F / static_cast<float>(s_.config.workers));
     checkParamsFinite(params_, s_.config, epoch, step);  // replicas agree: every worker stops here
     const std::int64_t end = clock.nowNs();
     trace_.add("forward+backward", computeTrack(rank_), start, ready, globalStep);
@@ -114,6 +123,33 @@ class SyncWorker {
     samples_ += loss.samples;
   }
 
+  // The synthetic tensors' "backward" (model/synthetic.h), last unit first: each gradient is filled with
+  // this rank's marker value, kSyntheticUnit x (rank + 1), which sums exactly over any number of ranks.
+  // Without a compute model it costs only the fill; with one, its FLOPs are accounted (device/).
+  static constexpr float kSyntheticUnit = 1.0F / 1024.0F;
+  void syntheticBackward(const LayerDoneFn& onUnitDone) {
+    for (int u = s_.units.syntheticUnits() - 1; u >= 0; --u) {
+      const GradientUnit& unit = s_.units.unit(u);
+      const std::int64_t t = s_.clock.nowNs();
+      std::fill_n(grads_.begin() + unit.offset, unit.count, kSyntheticUnit * static_cast<float>(rank_ + 1));
+      throttle_.pace(s_.clock, t);
+      if (onUnitDone) onUnitDone(u);
+    }
+  }
+  // The synthetic gradients went through the same allreduces as the real ones: each must now hold the
+  // sum of every rank's marker (checked at both ends of every tensor, every step).
+  void checkSyntheticSums() const {
+    const int n = s_.config.workers;
+    const float want = kSyntheticUnit * static_cast<float>(n * (n + 1) / 2);
+    for (int u = 0; u < s_.units.syntheticUnits(); ++u) {
+      const GradientUnit& unit = s_.units.unit(u);
+      const auto at = [&](std::int64_t i) { return grads_[static_cast<std::size_t>(unit.offset + i)]; };
+      if (at(0) != want || at(unit.count - 1) != want)
+        throw Error("synthetic gradient " + unit.name + " was not allreduced: holds " + std::to_string(at(0)) +
+                    ", expected " + std::to_string(want));
+    }
+  }
+
   int rank_;
   const SyncShared& s_;
   std::vector<float> params_;
@@ -138,14 +174,14 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
                           std::to_string(config.workers) + " workers");
   const Mlp model{ParameterLayout(config.widths)};
   checkModelFitsData(model.layout(), data);
-  const std::vector<Bucket> buckets =
-      planBuckets(model.layout(), config.sync.firstBucketBytes, config.sync.bucketBytes);
+  const GradientUnits units(model.layout(), modelPreset(config.model));
+  const std::vector<Bucket> buckets = planBuckets(units, config.sync.firstBucketBytes, config.sync.bucketBytes);
   CollectiveOptions options;
   options.algorithm = config.sync.algorithm;
-  GradientExchange exchange(comm, options, model.layout().parameterCount());
+  GradientExchange exchange(comm, options, units.totalCount());
   const RunClock clock;
   const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
-  const SyncShared shared{config, data, model, buckets, exchange, clock, stepsPerEpoch(config, probe.samplesPerReplica())};
+  const SyncShared shared{config, data, model, units, buckets, exchange, clock, stepsPerEpoch(config, probe.samplesPerReplica())};
 
   std::vector<std::unique_ptr<SyncWorker>> workers;
   for (int r = 0; r < config.workers; ++r) workers.push_back(std::make_unique<SyncWorker>(r, shared));
@@ -176,7 +212,17 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
     result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
     for (const StepRecord& r : w->records()) result.samples += r.samples;
   }
-  for (const auto& w : workers) result.arrivals.insert(result.arrivals.end(), w->arrivals().begin(), w->arrivals().end());
+  for (const auto& w : workers) {
+    result.arrivals.insert(result.arrivals.end(), w->arrivals().begin(), w->arrivals().end());
+    result.allreducedBytes += w->reducedElements() * static_cast<std::int64_t>(sizeof(float));
+  }
+  result.wallTrainTimeS = result.trainTimeS;
+  if (config.compute.active()) {
+    VirtualRun v{config.workers, config.sync.overlap, std::vector<double>(static_cast<std::size_t>(config.workers), 1.0)};
+    if (config.straggler.rank >= 0) v.factor[static_cast<std::size_t>(config.straggler.rank)] = config.straggler.computeFactor;
+    const DeviceCosts costs = deviceCosts(units, config.compute, config.workerBatch() / config.microBatches, config.microBatches);
+    applyVirtualClock(result, costs, buckets, v);
+  }
   attributeSyncWaits(result.steps, result.arrivals);
   const auto root = workers.front()->params();
   result.finalParams.assign(root.begin(), root.end());

@@ -1,0 +1,31 @@
+// The process backend (`--backend proc`, chosen by the benchmarks when mpirun launched them): one
+// rank per process, bootstrapped by MPI (mpi_world.h).
+//
+// Transports: when every rank is on one node, plans run on the shared-memory executor
+// (collectives/proc/shm_executor.h: single-copy reads of the peer's segment, futex waits); buffers from
+// allocate() live in this rank's shared segment, so collectives on them copy nothing extra, and other
+// buffers go through a staging part of the segment (a copy in, a copy out). When the job spans nodes
+// (real, or emulated with ranksPerNode), plans run on the MPI executor (mpi_executor.h) for every pair.
+// A collective that fails (a timeout, a lost rank) prints its one-line reason and ends the whole job
+// (MPI_Abort), so no surviving rank waits in a later call.
+#pragma once
+
+#include <memory>
+
+#include "collectives/communicator.h"
+
+namespace cclab::mpi {
+
+struct ProcConfig {
+  int ranksPerProcess = 1;  // the benchmarks' -g under mpirun; only 1 is supported
+  int ranksPerNode = 0;     // > 0: emulate nodes of this many consecutive ranks (MPI between them)
+  int channels = 1;         // plan channels (plan.h)
+  // Bytes of this rank's shared segment (half for allocate(), half for staging and scratch); 0: the
+  // environment's CCLAB_PROC_SHM_BYTES, else 1 GiB, at most what /dev/shm has free per rank.
+  std::size_t shmBytes = 0;
+};
+
+// Throws InvalidArgument for an unsupported config, Error when MPI or the segments fail.
+std::unique_ptr<Communicator> makeProcCommunicator(const ProcConfig& config);
+
+}  // namespace cclab::mpi
