@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <string>
+#include <tuple>
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/channels.h"
@@ -73,20 +74,26 @@ std::int64_t OpSource::opSlices(std::int64_t sliceElems, std::int64_t limit) con
 }
 
 std::vector<PeerLink> OpSource::links(int rank) const {
-  std::vector<PeerLink> out;
-  auto add = [&](PeerLink l) {
-    if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
-  };
+  std::vector<PeerLink> out;  // a rank has few point-to-point peers: a linear scan beats a sort
+  std::uint64_t gathers = 0;  // channels (< kMaxChannels = 64) with a ReduceAll
   for (std::int64_t i = 0, n = size(rank); i < n; ++i) {
     const Op o = op(rank, i);
-    if (o.count() <= 0) continue;
+    if (o.count() <= 0 || o.kind == OpKind::Copy) continue;
     if (o.kind == OpKind::ReduceAll) {
-      for (int q = 0; q < nranks(); ++q)
-        if (q != rank) add({q, false, o.channel});
-    } else if (o.kind != OpKind::Copy) {
-      add({o.peer, o.kind == OpKind::Send, o.channel});
+      gathers |= std::uint64_t{1} << o.channel;
+      continue;
     }
+    const PeerLink l{o.peer, o.kind == OpKind::Send, o.channel};
+    if (std::find(out.begin(), out.end(), l) == out.end()) out.push_back(l);
   }
+  if (gathers == 0) return out;
+  for (int ch = 0; ch < kMaxChannels; ++ch)
+    if (gathers >> ch & 1)
+      for (int q = 0; q < nranks(); ++q)
+        if (q != rank) out.push_back({q, false, ch});
+  auto key = [](const PeerLink& l) { return std::tuple(l.channel, l.out, l.peer); };
+  std::sort(out.begin(), out.end(), [&](const PeerLink& a, const PeerLink& b) { return key(a) < key(b); });
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 
