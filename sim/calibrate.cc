@@ -101,11 +101,13 @@ void setParam(TopologySpec& spec, const std::string& name, double value) {
 
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
   const Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
-  const plan::Plan p = plan::makePlan(m.collective, m.algorithm, m.nranks, pt.count, 0);
+  // The ring allreduce from its rule: a measured file may have up to kMaxReplayRanks ranks, whose
+  // materialized ring plan would not fit in memory.
+  const auto ops = plan::makeOpSource(m.collective, m.algorithm, m.nranks, pt.count, 0);
   ReplayOptions o;
   o.elemSize = m.elemSize;
   o.sliceElems = sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / m.elemSize) : sliceBytes;
-  return replay(p, topo, o).time;
+  return replay(*ops, topo, o).time;
 }
 
 std::vector<PointError> evaluate(const TopologySpec& spec, const std::vector<Measurement>& set, std::int64_t sliceBytes) {

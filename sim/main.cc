@@ -392,12 +392,12 @@ int runCalibrate(const CalibrateCmd& cmd) {
 }
 
 // ---- bench: the simulator's own speed (recorded in docs/results/sim.md, never asserted) ----
-int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo) {
+int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo, plan::PlanShape shape,
+             std::int64_t maxOpSlices) {
   using Clock = std::chrono::steady_clock;
   const Bytes size = parseBytes(sizeText);
-  const Algorithm a = infoOf(parseSimAlgorithm(algo)).planAlgorithm;
-  if (!plan::hasGenerator(Collective::AllReduce, a) || infoOf(parseSimAlgorithm(algo)).analyticOnly)
-    throw InvalidArgument("--algo " + algo + " has no allreduce plan to replay");
+  const Algorithm a = plan::parseAlgorithm(algo);
+  if (!plan::hasGenerator(Collective::AllReduce, a)) throw InvalidArgument("--algo " + algo + " has no allreduce plan to replay");
   // Analytic: predictions per second over a sweep of sizes and rank counts on the dgx-h100 parameters.
   const Topology dgx(*findPreset("dgx-h100"));
   const CostParams k = effectiveParams(dgx, Collective::AllReduce, Algorithm::Ring, 8);
@@ -417,16 +417,19 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   TopologySpec spec = resized(*findPreset("dgx-h100"), ranks);
   const Topology topo(spec);
   const auto t1 = Clock::now();
-  const plan::Plan pl = plan::makePlan(Collective::AllReduce, a, ranks, size / 4);
+  // The ring and hier allreduces replay from their rule (plan::makeOpSource), the others from makePlan.
+  const auto ops = plan::makeOpSource(Collective::AllReduce, a, ranks, size / 4, 0, shape);
   const auto t2 = Clock::now();
   Common c;
   c.slice = slice;
-  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4)};
-  const ReplayResult r = replay(pl, topo, o);
+  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4), .maxOpSlices = maxOpSlices};
+  const ReplayResult r = replay(*ops, topo, o);
   const auto t3 = Clock::now();
-  std::cout << fmt::format("replay: {} allreduce, {} ranks, {}, {} ops, slice {}, {} op-slices: plan {:.2f} s, replay {:.2f} s "
-                           "({:.0f} ns per op-slice); predicted {:.1f} us\n",
-                           algo, ranks, humanBytes(size), pl.opCount(), r.sliceElems > 0 ? humanBytes(r.sliceElems * 4) : "whole-op",
+  std::cout << fmt::format("replay: {} allreduce, {} ranks, {} channel(s), {} ranks per node, {}, {} ops ({}), slice {}, {} op-slices: "
+                           "plan {:.2f} s, replay {:.2f} s ({:.0f} ns per op-slice); predicted {:.1f} us\n",
+                           algo, ranks, shape.channels, shape.ranksPerNode, humanBytes(size), ops->totalOps(),
+                           dynamic_cast<const plan::PlanOpSource*>(ops.get()) ? "materialized" : "rule",
+                           r.sliceElems > 0 ? humanBytes(r.sliceElems * 4) : "whole-op",
                            r.steps, std::chrono::duration<double>(t2 - t1).count(), std::chrono::duration<double>(t3 - t2).count(),
                            1e9 * std::chrono::duration<double>(t3 - t2).count() / static_cast<double>(r.steps), r.time);
   return 0;
@@ -531,7 +534,14 @@ int main(int argc, char** argv) {
   benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
   benchApp->add_option("--size", benchSize, "allreduce size")->capture_default_str();
   benchApp->add_option("--slice", benchSlice, "slice (bytes, auto, whole)")->capture_default_str();
-  benchApp->add_option("--algo", benchAlgo, "allreduce algorithm with a plan: " + algorithmNames())->capture_default_str();
+  benchApp->add_option("--algo", benchAlgo, "allreduce plan algorithm: ring, tree, dbtree, rhd, rd, hier, oneshot, twoshot")->capture_default_str();
+  plan::PlanShape benchShape;
+  benchApp->add_option("--channels", benchShape.channels, "plan channels")->capture_default_str()->check(CLI::Range(1, plan::kMaxChannels));
+  benchApp->add_option("--ranks-per-node", benchShape.ranksPerNode, "ranks per node of the plan (hier; ring channel orders)")
+      ->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
+  std::int64_t benchMaxOpSlices = kMaxReplayOpSlices;
+  benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
+      ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 
   // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {
@@ -542,7 +552,7 @@ int main(int argc, char** argv) {
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
-    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo);
+    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices);
     return 2;
   } catch (const std::exception& e) {
     if (const auto* cli = dynamic_cast<const CLI::Error*>(&e)) {

@@ -54,13 +54,13 @@ Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int
                             .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh);
   }
   if (p > kMaxReplayRanks)
-    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks would need a plan too large to hold (at most " +
+    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
                           std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
-  const plan::Plan pl = plan::makePlan(c, ran, p, count, root, sh);
+  const auto ops = plan::makeOpSource(c, ran, p, count, root, sh);  // ring, hier: the rule, never the whole plan
   ReplayOptions o = replayOptions;
   o.elemSize = elemSize;
   o.sliceElems = sliceElemsOf(sliceBytes, elemSize);
-  ReplayResult r = replay(pl, topo, o);
+  ReplayResult r = replay(*ops, topo, o);
   const Micros t = r.time;
   if (detail) *detail = std::move(r);
   return t;

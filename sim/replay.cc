@@ -27,18 +27,9 @@ namespace {
 
 using plan::OpKind;
 
-// One op of one rank, compiled: its element count, the connection it uses, its phase and plan
-// channel (what plan::SliceWalker needs to walk it in executor order).
-struct Instr {
-  std::int64_t elems = 0;
-  int conn = -1;  // Send: outgoing connection; Recv/RecvReduce: incoming; ReduceAll: first of its
-                  // nranks-1 incoming connections in Engine::gather_; Copy: -1
-  OpKind kind = OpKind::Copy;
-  std::uint8_t channel = 0;  // the plan's channel (plan.h)
-  int phase = 0;
-  [[nodiscard]] std::int64_t count() const { return elems; }
-};
-using Cursor = plan::SliceWalker<Instr>;
+// An agent walks one channel of one rank: its ops asked one at a time from the plan's OpSource
+// (collectives/plan/op_source.h), so a replay holds O(ranks x channels + connections), never the ops.
+using Cursor = plan::SliceWalker<plan::Op, plan::SourceOps>;
 
 // A FIFO connection between an ordered pair of ranks on one plan channel, with its route.
 struct Connection {
@@ -70,19 +61,19 @@ std::string labelled(const char* prefix, int rank) {
 
 class Engine {
  public:
-  Engine(const plan::Plan& plan, const Topology& topo, const ReplayOptions& opt) : plan_(plan), topo_(topo), opt_(opt) {}
+  Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt)
+      : source_(source), info_(source.info()), topo_(topo), opt_(opt) {}
 
   ReplayResult run() {
-    const int n = plan_.nranks;
+    const int n = info_.nranks;
     if (n > kMaxReplayRanks)
       throw InvalidArgument("replay: " + std::to_string(n) + " ranks is more than a replay runs (" +
                             std::to_string(kMaxReplayRanks) + "); use the analytic model");
     if (n > topo_.nranks())
       throw InvalidArgument("replay: plan has " + std::to_string(n) + " ranks but topology '" +
                                   topo_.spec().name + "' has " + std::to_string(topo_.nranks()));
-    result_.sliceElems = opt_.sliceElems > 0 ? opt_.sliceElems : opt_.sliceElems == 0 ? autoSliceElems(plan_, opt_.elemSize) : 0;
+    result_.sliceElems = opt_.sliceElems > 0 ? opt_.sliceElems : opt_.sliceElems == 0 ? autoSliceElems(source_, opt_.elemSize) : 0;
     slice_ = result_.sliceElems;
-    compile();
     checkSize();
     setupResources();
     simulate();
@@ -90,72 +81,60 @@ class Engine {
   }
 
  private:
-  void compile() {
-    const int n = plan_.nranks;
-    code_.resize(static_cast<std::size_t>(n));
-    std::unordered_map<std::int64_t, int> ids;
-    struct PeerConnection {
-      int peer;
-      bool out;
-      int channel;
-      int id;
-    };
-    for (int r = 0; r < n; ++r) {
-      const auto& ops = plan_.ranks[static_cast<std::size_t>(r)];
-      auto& code = code_[static_cast<std::size_t>(r)];
-      code.reserve(ops.size());
-      std::vector<PeerConnection> known;  // few peers per rank: a linear scan beats a hash
-      for (const auto& op : ops) {
-        Instr in;
-        in.kind = op.kind;
-        in.elems = op.count();
-        in.phase = op.phase;
-        in.channel = op.channel;
-        if (op.kind == OpKind::ReduceAll) {  // one incoming connection from every other rank
-          in.conn = static_cast<int>(gather_.size());
-          for (int q = 0; q < n; ++q)
-            if (q != r) gather_.push_back(connectionId(ids, op.channel, q, r));
-        } else if (op.kind != OpKind::Copy) {
-          if (op.peer < 0 || op.peer >= n || op.peer == r)
-            throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
-          const bool out = op.kind == OpKind::Send;
-          int id = -1;
-          for (const auto& k : known)
-            if (k.peer == op.peer && k.out == out && k.channel == op.channel) id = k.id;
-          if (id < 0) {
-            id = connectionId(ids, op.channel, out ? r : op.peer, out ? op.peer : r);
-            known.push_back({op.peer, out, op.channel, id});
-          }
-          in.conn = id;
-        }
-        code.push_back(in);
-      }
-    }
-  }
-
-  // The connection (channel, src, dst), made on first use.
-  int connectionId(std::unordered_map<std::int64_t, int>& ids, int channel, int src, int dst) {
-    const std::int64_t n = plan_.nranks;
+  // The connection (channel, src, dst), made with its route on first use (setupResources makes them all).
+  int connectionId(int channel, int src, int dst) {
+    const std::int64_t n = info_.nranks;
     const std::int64_t key = (std::int64_t{channel} * n + src) * n + dst;
-    auto [it, inserted] = ids.try_emplace(key, static_cast<int>(conns_.size()));
+    auto [it, inserted] = ids_.try_emplace(key, static_cast<int>(conns_.size()));
     if (inserted) {
       Connection c;
       c.src = src;
       c.dst = dst;
+      const Route route = topo_.routesFrom(topo_.rankNode(src), {dst}).front();
+      c.routeBegin = static_cast<int>(routeRes_.size());
+      c.latency = route.latency;
+      for (int id : route.resources) {
+        routeRes_.push_back(id);
+        c.bottleneckBeta = std::max(c.bottleneckBeta, resBeta_[id]);
+        if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(src)] = crossesNic_[static_cast<std::size_t>(dst)] = 1;
+      }
+      c.routeEnd = static_cast<int>(routeRes_.size());
       conns_.push_back(std::move(c));
     }
     return it->second;
   }
 
+  // The connection of a Send, Recv or RecvReduce of agent a (rank r); the agent remembers the few it
+  // has used (a linear scan beats a hash for a rank's handful of peers).
+  int connect(int a, int r, const plan::Op& op) {
+    const bool out = op.kind == OpKind::Send;
+    for (const auto& k : known_[static_cast<std::size_t>(a)])
+      if (k.peer == op.peer && k.out == out) return k.id;
+    if (op.peer < 0 || op.peer >= info_.nranks || op.peer == r)
+      throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(op.peer));
+    const int id = connectionId(op.channel, out ? r : op.peer, out ? op.peer : r);
+    known_[static_cast<std::size_t>(a)].push_back({op.peer, out, id});
+    return id;
+  }
+
+  // A ReduceAll's incoming connections, one from every other rank on the agent's channel (made once
+  // per agent).
+  const std::vector<int>& gatherOf(int a, int r, int channel) {
+    auto& g = gather_[static_cast<std::size_t>(a)];
+    if (g.empty())
+      for (int q = 0; q < info_.nranks; ++q)
+        if (q != r) g.push_back(connectionId(channel, q, r));
+    return g;
+  }
+
   void checkSize() const {
-    std::int64_t total = 0;
-    for (const auto& code : code_)
-      for (const Instr& in : code) {
-        total += plan::sliceCount(in.count(), slice_);
-        if (total > kMaxReplayOpSlices)
-          throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
-                                std::to_string(kMaxReplayOpSlices) + " op-slices (about a minute of replay); use a larger --slice");
-      }
+    const std::int64_t limit = opt_.maxOpSlices;
+    if (limit < 1 || limit > kMaxReplayOpSlicesRaised)
+      throw InvalidArgument("replay: the op-slice limit must be in 1.." + std::to_string(kMaxReplayOpSlicesRaised) + ", got " +
+                            std::to_string(limit));
+    if (source_.opSlices(slice_, limit) > limit)
+      throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
+                            std::to_string(limit) + " op-slices (the limit; 1e9 is one to three minutes of replay); use a larger --slice");
   }
 
   void setupResources() {
@@ -166,33 +145,20 @@ class Engine {
       resBeta_[i] = inverseBandwidth(res[i].bandwidth) * slow;
     }
     for (const Straggler& s : opt_.stragglers)
-      if (s.rank >= 0 && s.rank < plan_.nranks)
+      if (s.rank >= 0 && s.rank < info_.nranks)
         for (int id : topo_.rankLinks(s.rank)) resBeta_[static_cast<std::size_t>(id)] *= s.linkFactor;
     freeAt_.assign(res.size(), 0.0);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
-    crossesNic_.assign(static_cast<std::size_t>(plan_.nranks), 0);
-    // Routes: one search per source rank over the destinations it sends to.
-    std::vector<std::vector<int>> bySrc(static_cast<std::size_t>(plan_.nranks));
-    for (int c = 0; c < static_cast<int>(conns_.size()); ++c) bySrc[conns_[c].src].push_back(c);
-    for (int src = 0; src < plan_.nranks; ++src) {
-      const auto& list = bySrc[static_cast<std::size_t>(src)];
-      if (list.empty()) continue;
-      std::vector<int> dsts;
-      for (int c : list) dsts.push_back(conns_[c].dst);
-      const auto routes = topo_.routesFrom(topo_.rankNode(src), dsts);
-      for (std::size_t i = 0; i < list.size(); ++i) {
-        Connection& ch = conns_[list[i]];
-        ch.routeBegin = static_cast<int>(routeRes_.size());
-        ch.latency = routes[i].latency;
-        for (int id : routes[i].resources) {
-          routeRes_.push_back(id);
-          ch.bottleneckBeta = std::max(ch.bottleneckBeta, resBeta_[id]);
-          if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(ch.src)] = crossesNic_[static_cast<std::size_t>(ch.dst)] = 1;
-        }
-        ch.routeEnd = static_cast<int>(routeRes_.size());
+    crossesNic_.assign(static_cast<std::size_t>(info_.nranks), 0);
+    // Every connection with its route, before the run: a rank's start-up depends on whether one of its
+    // messages crosses a NIC. The source lists each rank's connections (plan::OpSource::links).
+    for (int r = 0; r < info_.nranks; ++r)
+      for (const plan::PeerLink& l : source_.links(r)) {
+        if (l.peer < 0 || l.peer >= info_.nranks || l.peer == r)
+          throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op with bad peer " + std::to_string(l.peer));
+        connectionId(l.channel, l.out ? r : l.peer, l.out ? l.peer : r);
       }
-    }
   }
 
   [[nodiscard]] bool done(int a) const { return cursor_[a].done(); }
@@ -236,7 +202,6 @@ class Engine {
   void runAgent(int a) {
     auto& c = cursor_[a];
     const int r = agentRank_[a];
-    const auto code = agentCode_[a];
     Micros& now = time_[a];
     double slow = 1.0;
     for (const Straggler& s : opt_.stragglers)
@@ -247,13 +212,13 @@ class Engine {
         result_.finish[r] = std::max(result_.finish[r], now);
         return;
       }
-      const Instr& in = code[c.opIndex()];
+      const plan::Op& in = c.current();
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
         case OpKind::ReduceAll: {  // wait for this slice from every peer, then reduce p-1 of them in one pass
-          const int peers = plan_.nranks - 1;
-          const int* conn = gather_.data() + in.conn;
+          const int peers = info_.nranks - 1;
+          const int* conn = gatherOf(a, r, in.channel).data();
           for (int& i = gatherReady_[a]; i < peers; ++i)  // peers whose slice is here (arrivals stay until popped)
             if (conns_[conn[i]].empty()) {
               conns_[conn[i]].waiting = a;
@@ -271,7 +236,7 @@ class Engine {
           break;
         }
         case OpKind::Send: {
-          Connection& ch = conns_[in.conn];
+          Connection& ch = conns_[connect(a, r, in)];
           const Micros arrival = transfer(ch, now, bytes, r);
           ch.arrivals.push_back(arrival);
           if (ch.waiting >= 0) {
@@ -291,7 +256,7 @@ class Engine {
         }
         case OpKind::Recv:
         case OpKind::RecvReduce: {
-          Connection& ch = conns_[in.conn];
+          Connection& ch = conns_[connect(a, r, in)];
           if (ch.empty()) {
             ch.waiting = a;
             return;
@@ -319,7 +284,7 @@ class Engine {
   }
 
   void simulate() {
-    const int n = plan_.nranks;
+    const int n = info_.nranks;
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
     for (int r = 0; r < n; ++r) {
@@ -329,18 +294,17 @@ class Engine {
       for (const Straggler& s : opt_.stragglers)
         if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       result_.finish[r] = start;
-      const std::span<const Instr> all(code_[static_cast<std::size_t>(r)]);
-      for (std::size_t begin = 0; begin < all.size();) {  // one agent per channel the rank has ops in
-        std::size_t end = begin;
-        while (end < all.size() && all[end].channel == all[begin].channel) ++end;
+      for (const auto& [begin, end] : source_.channelRuns(r)) {  // one agent per channel the rank has ops in
+        Cursor cursor(plan::SourceOps{&source_, r, begin, end}, slice_);
+        if (cursor.done()) continue;  // only empty ops (a rule source lists them; a plan drops them)
         const int a = static_cast<int>(agentRank_.size());
         agentRank_.push_back(r);
-        agentCode_.push_back(all.subspan(begin, end - begin));
-        cursor_.emplace_back(agentCode_.back(), slice_);
-        time_.push_back(start);
+        cursor_.push_back(std::move(cursor));
+        known_.emplace_back();
+        gather_.emplace_back();
         gatherReady_.push_back(0);
+        time_.push_back(start);
         queue_.emplace(start, a);
-        begin = end;
       }
     }
     while (!queue_.empty()) {
@@ -355,26 +319,32 @@ class Engine {
     std::string stuck;
     for (int r : blocked) stuck += " " + std::to_string(r);
     if (!stuck.empty())
-      throw std::runtime_error("replay: plan " + std::string(plan::name(plan_.collective)) + "/" +
-                               std::string(plan::name(plan_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
+      throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
+                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
     result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
   }
 
-  const plan::Plan& plan_;
+  struct Known {
+    int peer;
+    bool out;
+    int id;
+  };
+  const plan::OpSource& source_;
+  const plan::PlanInfo info_;
   const Topology& topo_;
   const ReplayOptions& opt_;
   std::int64_t slice_ = 0;
-  std::vector<std::vector<Instr>> code_;
   std::vector<Connection> conns_;
-  std::vector<int> gather_;  // ReduceAll's incoming connections, nranks-1 per op (Instr::conn is the first)
+  std::unordered_map<std::int64_t, int> ids_;  // (channel, src, dst) -> connection
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   std::vector<Micros> freeAt_;
   std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
-  // Agents: one per (rank, channel with ops): its rank, its ops, its cursor and its clock.
+  // Agents: one per (rank, channel with ops): its rank, its cursor, the connections it used, its clock.
   std::vector<int> agentRank_;
-  std::vector<std::span<const Instr>> agentCode_;
   std::vector<Cursor> cursor_;
+  std::vector<std::vector<Known>> known_;
+  std::vector<std::vector<int>> gather_;  // ReduceAll's incoming connections (gatherOf), per agent
   std::vector<Micros> time_;
   std::vector<int> gatherReady_;  // ReduceAll in progress: how many of its peers' slices have arrived
   // A rank's reductions and copies use its memory bandwidth (γ, δ are per rank): its channels take
@@ -386,18 +356,24 @@ class Engine {
 
 }  // namespace
 
-std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize) {
-  std::int64_t maxOp = 0;
-  for (const auto& ops : plan.ranks)
-    for (const auto& op : ops) maxOp = std::max(maxOp, op.count());
+std::int64_t autoSliceElems(const plan::OpSource& source, std::int64_t elemSize) {
+  const std::int64_t maxOp = source.maxOpCount();
   const std::int64_t minElems = std::max<std::int64_t>(1, kMinAutoSliceBytes / std::max<std::int64_t>(1, elemSize));
   const std::int64_t wanted = (maxOp + kAutoSlicesPerOp - 1) / kAutoSlicesPerOp;
   const std::int64_t s = std::max(wanted, minElems);
   return s >= maxOp ? 0 : s;
 }
 
+std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize) {
+  return autoSliceElems(plan::PlanOpSource(plan), elemSize);
+}
+
+ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options) {
+  return Engine(source, topo, options).run();
+}
+
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options) {
-  return Engine(plan, topo, options).run();
+  return replay(plan::PlanOpSource(plan), topo, options);
 }
 
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path) {

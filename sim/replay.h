@@ -30,6 +30,7 @@
 #include <vector>
 
 #include "collectives/core/straggler.h"
+#include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
 #include "sim/topology.h"
 #include "sim/units.h"
@@ -41,20 +42,27 @@ namespace cclab::sim {
 inline constexpr std::int64_t kAutoSlicesPerOp = 4;
 inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 
-// Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). A plan
-// grows with ranks x steps: the ring allreduce has 4(p-1) ops of 64 bytes per rank, so 4096 ranks are
-// 67M ops, 5 GiB resident (docs/results/sim.md, the largest replay recorded), and every doubling is
-// four times that; beyond it the analytic model (--model analytic) is the tool.
-inline constexpr int kMaxReplayRanks = 4096;
+// Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
+// replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
+// memory is per agent and connection plus the topology: measured 12.6 MB for the 8192-rank ring and
+// 42.9 MB for the 32768-rank hier allreduce (g = 8). Its time is the op-slices, which grow as ranks^2:
+// the 32768-rank hier is 4.3e9 op-slices, 19 minutes on a loaded 2-core VM (docs/results/sim.md,
+// "Replay at scale"), so more ranks are the analytic model's job (--model analytic). A materialized
+// plan (algorithms without a rule) still costs 72 bytes per op.
+inline constexpr int kMaxReplayRanks = 32768;
 
-// Most op-slices (one slice of one op on one rank) a replay runs: at the ~60 ns each it costs
-// (docs/results/sim.md) 1e9 is about a minute. `--slice 1` on a 1 GiB ring allreduce would be 1e10
-// and more; it is refused before it starts.
+// Most op-slices (one slice of one op on one rank) a replay runs unless told otherwise
+// (ReplayOptions::maxOpSlices, `cclab-sim bench --max-op-slices`): at the 60-150 ns each it costs
+// (docs/results/sim.md) 1e9 is one to three minutes. `--slice 1` on a 1 GiB ring allreduce would be
+// 1e10 and more; it is refused before it starts.
 inline constexpr std::int64_t kMaxReplayOpSlices = 1'000'000'000;
+// The most a caller may raise that limit to (a 32768-rank hier replay is 4.3e9 op-slices).
+inline constexpr std::int64_t kMaxReplayOpSlicesRaised = 10'000'000'000;
 
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
+  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised)
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).
@@ -86,11 +94,16 @@ struct ReplayResult {
 
 // The slice size auto slicing picks for a plan (elements; 0 = whole ops).
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
+std::int64_t autoSliceElems(const plan::OpSource& source, std::int64_t elemSize);
 
 // Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, or it
 // would run more than kMaxReplayOpSlices op-slices, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).
+// The replay asks the plan's ops one at a time (plan::OpSource): a Plan is replayed through
+// plan::PlanOpSource; makeOpSource's rule sources replay the ring and hierarchical allreduces without
+// ever holding their ops, and give the same result as the materialized plan, bit for bit.
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
+ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options = {});
 
 // Chrome trace JSON (chrome://tracing, Perfetto) of a replay with options.trace set.
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path);

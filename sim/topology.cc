@@ -1,6 +1,9 @@
 #include "sim/topology.h"
 
+#include "collectives/conventions/memory_budget.h"
+
 #include <algorithm>
+#include <cstdint>
 #include <deque>
 #include <limits>
 #include <set>
@@ -131,6 +134,25 @@ void checkSpec(const TopologySpec& s) {
   }
 }
 
+std::int64_t linkCount(const TopologySpec& s) {
+  const std::int64_t n = s.kind == TopologyKind::Cluster ? std::int64_t{s.nodes} * s.gpusPerNode : s.ranks;
+  switch (s.kind) {
+    case TopologyKind::Switch:
+    case TopologyKind::Host: return n;
+    case TopologyKind::FullyConnected: return n * (n - 1) / 2;
+    case TopologyKind::Pcie: return n + (s.gpusPerSwitch > 0 ? (n + s.gpusPerSwitch - 1) / s.gpusPerSwitch : 0);
+    case TopologyKind::Cluster: return std::int64_t{s.nodes} * (s.nicsPerNode + 2 * std::int64_t{s.gpusPerNode});
+    case TopologyKind::Graph: return static_cast<std::int64_t>(s.graphLinks.size());
+  }
+  return 0;
+}
+
+void requireTopologyFits(const TopologySpec& spec, std::int64_t available) {
+  const std::int64_t links = linkCount(spec);
+  conventions::requireMemory(conventions::saturatingBytes(links, kTopologyBytesPerLink), available,
+                             "topology '" + spec.name + "' (" + std::to_string(links) + " links)", "host memory");
+}
+
 TopologySpec resized(TopologySpec spec, int ranks, int nodes, int gpusPerNode) {
   if (spec.kind == TopologyKind::Cluster) {
     if (nodes > 0) spec.nodes = nodes;
@@ -177,15 +199,17 @@ int Topology::addNode(const std::string& name, const std::string& cls) {
 
 void Topology::addLink(int a, int b, const std::string& cls) {
   const LinkClass& c = classOf(cls, "links");
+  const int ia = static_cast<int>(adj_[a].size()), ib = static_cast<int>(adj_[b].size());
   for (int dir = 0; dir < 2; ++dir) {
     const int from = dir == 0 ? a : b, to = dir == 0 ? b : a;
-    adj_[from].push_back({to, static_cast<int>(resources_.size())});
+    adj_[from].push_back({to, static_cast<int>(resources_.size()), dir == 0 ? ib : ia});
     resources_.push_back({nodeNames_[from] + "->" + nodeNames_[to], cls, c.latency, c.bandwidth * c.efficiency * spec_.protocolEfficiency});
   }
 }
 
 Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   checkSpec(spec_);
+  if (const auto available = conventions::hostMemoryAvailable()) requireTopologyFits(spec_, *available);
   if (spec_.kind == TopologyKind::Cluster) spec_.ranks = spec_.nodes * spec_.gpusPerNode;
   nranks_ = spec_.ranks;
   const int n = nranks_;
@@ -229,6 +253,10 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
     for (const auto& node : spec_.graphNodes) addNode(node.name, node.cls);
     for (const auto& l : spec_.graphLinks) addLink(nodeIds_.at(l.a), nodeIds_.at(l.b), l.cls);
   }
+  infraAdj_.resize(adj_.size());
+  for (std::size_t u = 0; u < adj_.size(); ++u)
+    for (int i = 0; i < static_cast<int>(adj_[u].size()); ++i)
+      if (adj_[u][static_cast<std::size_t>(i)].to >= nranks_) infraAdj_[u].push_back(i);
   const auto& c = spec_.compute;
   // Host backend: rank threads share `cores` CPUs, so each computes at cores/nranks of its speed.
   const bool oversubscribed = k == TopologyKind::Host && c.cores > 0 && n > c.cores;
@@ -242,7 +270,118 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   delta_ = inverseBandwidth(c.copyBandwidth) * share;
 }
 
+Route Topology::routeAlong(int src, int dst, int firstHop, int firstResource, const std::vector<int>& parent,
+                           const std::vector<int>& via) const {
+  Route route;
+  std::vector<int> rev;
+  for (int v = dst, u = firstHop, res = firstResource;;) {
+    rev.push_back(res);
+    if (u == src) break;
+    if (nodeResource_[u] >= 0) rev.push_back(nodeResource_[u]);
+    v = u;
+    res = via[v];
+    u = parent[v];
+  }
+  route.resources.assign(rev.rbegin(), rev.rend());
+  route.bottleneck = std::numeric_limits<double>::infinity();
+  for (int id : route.resources) {
+    route.latency += resources_[id].latency;
+    if (resources_[id].bandwidth > 0) route.bottleneck = std::min(route.bottleneck, resources_[id].bandwidth);
+  }
+  if (route.bottleneck == std::numeric_limits<double>::infinity()) route.bottleneck = 0;
+  return route;
+}
+
+// The breadth-first tree of routesByFullSearch, computed lazily: rank v's parent is the neighbour the
+// search dequeues first (the first one it queues), through that neighbour's first edge to v, and
+// ranks are never expanded, so only non-rank nodes need to be queued, and the search may stop once
+// every destination has a queued neighbour. Scratch arrays are per thread and reset by a generation
+// stamp, so a call costs what it visits, not the topology's size.
 std::vector<Route> Topology::routesFrom(int src, const std::vector<int>& dsts) const {
+  struct Scratch {
+    std::vector<std::uint32_t> stamp, candidate;
+    std::vector<int> order, parent, via;
+    std::uint32_t generation = 0;
+  };
+  thread_local Scratch w;
+  const std::size_t nn = nodeNames_.size();
+  if (w.stamp.size() < nn || ++w.generation == 0) {
+    w.stamp.assign(std::max(nn, w.stamp.size()), 0);
+    w.candidate.assign(w.stamp.size(), 0);
+    w.order.resize(w.stamp.size());
+    w.parent.resize(w.stamp.size());
+    w.via.resize(w.stamp.size());
+    w.generation = 1;
+  }
+  const std::uint32_t gen = w.generation;
+  // Candidates: the expandable neighbours of each destination (src, or a non-rank node).
+  std::vector<std::pair<int, int>> cand;  // (node, index into dsts)
+  std::vector<char> resolved(dsts.size(), 0);
+  std::size_t remaining = 0;
+  for (std::size_t i = 0; i < dsts.size(); ++i) {
+    if (dsts[i] == src) {
+      resolved[i] = 1;
+      continue;
+    }
+    ++remaining;
+    for (const Edge& e : adj_[static_cast<std::size_t>(dsts[i])])
+      if (e.to == src || e.to >= nranks_) {
+        cand.emplace_back(e.to, static_cast<int>(i));
+        w.candidate[static_cast<std::size_t>(e.to)] = gen;
+      }
+  }
+  std::sort(cand.begin(), cand.end());
+  int pushed = 0;
+  std::deque<int> queue;
+  auto push = [&](int v, int parent, int via) {
+    w.stamp[static_cast<std::size_t>(v)] = gen;
+    w.order[static_cast<std::size_t>(v)] = pushed++;
+    w.parent[static_cast<std::size_t>(v)] = parent;
+    w.via[static_cast<std::size_t>(v)] = via;
+    queue.push_back(v);
+    if (w.candidate[static_cast<std::size_t>(v)] != gen) return;
+    for (auto it = std::lower_bound(cand.begin(), cand.end(), std::pair{v, -1}); it != cand.end() && it->first == v; ++it)
+      if (!resolved[static_cast<std::size_t>(it->second)]) {
+        resolved[static_cast<std::size_t>(it->second)] = 1;
+        --remaining;
+      }
+  };
+  push(src, -1, -1);
+  while (!queue.empty() && remaining > 0) {
+    const int u = queue.front();
+    queue.pop_front();
+    const auto& edges = adj_[static_cast<std::size_t>(u)];
+    for (int i : infraAdj_[static_cast<std::size_t>(u)]) {
+      const Edge& e = edges[static_cast<std::size_t>(i)];
+      if (w.stamp[static_cast<std::size_t>(e.to)] == gen) continue;
+      push(e.to, u, e.resource);
+      if (remaining == 0) break;
+    }
+  }
+  std::vector<Route> out;
+  out.reserve(dsts.size());
+  for (int d : dsts) {
+    if (d == src) {
+      out.emplace_back();
+      continue;
+    }
+    int best = -1, bestEdge = -1;  // the first queued neighbour, through its first edge to d
+    for (const Edge& e : adj_[static_cast<std::size_t>(d)]) {
+      if (!(e.to == src || e.to >= nranks_) || w.stamp[static_cast<std::size_t>(e.to)] != gen) continue;
+      if (best < 0 || w.order[static_cast<std::size_t>(e.to)] < w.order[static_cast<std::size_t>(best)] ||
+          (e.to == best && e.back < bestEdge)) {
+        best = e.to;
+        bestEdge = e.back;
+      }
+    }
+    if (best < 0) throw TopologyError("topology '" + spec_.name + "': no route from rank" + std::to_string(src) + " to rank" + std::to_string(d));
+    out.push_back(routeAlong(src, d, best, adj_[static_cast<std::size_t>(best)][static_cast<std::size_t>(bestEdge)].resource,
+                             w.parent, w.via));
+  }
+  return out;
+}
+
+std::vector<Route> Topology::routesByFullSearch(int src, const std::vector<int>& dsts) const {
   const int nn = static_cast<int>(nodeNames_.size());
   std::vector<int> viaResource(static_cast<std::size_t>(nn), -1), parent(static_cast<std::size_t>(nn), -1);
   std::vector<char> seen(static_cast<std::size_t>(nn), 0);

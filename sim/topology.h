@@ -124,6 +124,16 @@ struct TopologySpec {
 // naming the field.
 void checkSpec(const TopologySpec& spec);
 
+// Full-duplex links a spec expands to (what a Topology's memory grows with).
+std::int64_t linkCount(const TopologySpec& spec);
+// Resident bytes a Topology of the spec takes, estimated from its links: a 1M-rank switch (1M links,
+// 2M resources, 1M nodes, with their names) is 738 MB resident (docs/results/sim.md, "Replay at scale").
+inline constexpr std::int64_t kTopologyBytesPerLink = 740;
+// Throws InvalidArgument (one line: the bytes the topology needs and the bytes available) when the
+// spec's links would not fit in `available` bytes; Topology's constructor checks it against the host's
+// MemAvailable (collectives/conventions/memory_budget.h) before building anything.
+void requireTopologyFits(const TopologySpec& spec, std::int64_t available);
+
 // Same spec with a different scale: ranks for switch/fully_connected/pcie/host/graph-free kinds;
 // nodes and gpus for cluster (0 keeps the current value).
 TopologySpec resized(TopologySpec spec, int ranks, int nodes = 0, int gpusPerNode = 0);
@@ -153,8 +163,15 @@ class Topology {
   [[nodiscard]] int rankNode(int r) const { return r; }
   // The route src -> dst (ranks), by breadth-first search; throws TopologyError when unreachable.
   [[nodiscard]] Route route(int src, int dst) const;
-  // Routes from src to each of dsts (one search).
+  // Routes from src to each of dsts (one search). The search expands only non-rank nodes and stops as
+  // soon as every destination has a neighbour in the queue (the first one queued is its parent in the
+  // breadth-first tree), so its cost does not grow with the ranks a switch serves: a route through
+  // one switch costs O(1), a ring on a million-rank switch is O(p) (a cluster's fabric is scanned
+  // until the destination's NIC, O(NICs)). Same routes as routesByFullSearch.
   [[nodiscard]] std::vector<Route> routesFrom(int src, const std::vector<int>& dsts) const;
+  // The plain breadth-first search over every node (O(nodes + links) per call): the definition
+  // routesFrom must equal (tests/sim/topology_test.cc).
+  [[nodiscard]] std::vector<Route> routesByFullSearch(int src, const std::vector<int>& dsts) const;
   // Resource ids of the link directions leaving and entering rank r.
   [[nodiscard]] std::vector<int> rankLinks(int r) const;
   // Compute cost per byte of a rank (no straggler), µs/byte; cores sharing included.
@@ -182,12 +199,16 @@ class Topology {
   struct Edge {
     int to;
     int resource;
+    int back;  // index of the reverse edge in adj_[to]
   };
+  [[nodiscard]] Route routeAlong(int src, int dst, int firstHop, int firstResource, const std::vector<int>& parent,
+                                 const std::vector<int>& via) const;
   TopologySpec spec_;
   int nranks_ = 0;
   std::vector<std::string> nodeNames_;
   std::vector<int> nodeResource_;  // node id -> capacity resource or -1
   std::vector<std::vector<Edge>> adj_;
+  std::vector<std::vector<int>> infraAdj_;  // per node: indices into adj_ of its edges to non-rank nodes
   std::vector<Resource> resources_;
   std::map<std::string, int> nodeIds_;
   MicrosPerByte gamma_ = 0, delta_ = 0;

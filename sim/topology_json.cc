@@ -50,7 +50,7 @@ int getInt(const json& obj, const std::string& key, const std::string& field, bo
   }
   if (!v->is_number_integer()) bad(field, "must be an integer (got " + v->dump() + ")");
   const auto x = v->get<std::int64_t>();
-  if (x < 0 || x > (std::int64_t{1} << 30)) bad(field, "is out of range (got " + v->dump() + ")");
+  if (x < 0 || x > (std::int64_t{1} << 30)) bad(field, "is out of range 0..2^30 (got " + v->dump() + ")");
   return static_cast<int>(x);
 }
 

@@ -9,6 +9,10 @@
 namespace cclab::plan {
 
 // The one-channel plan of channel `channel` over `count` elements, with the root at position `root`.
+// makePlan's checks of its arguments (nranks, count, root, generator, ranksPerNode; the channel count
+// is checked by splitIntoChannels); makeOpSource runs the same ones.
+void checkPlanArguments(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape);
+
 using ChannelGenerator = std::function<Plan(int channel, std::int64_t count, int root)>;
 // Channel c's rank order (position -> rank); empty function: the identity.
 using ChannelOrder = std::function<std::vector<int>(int channel)>;

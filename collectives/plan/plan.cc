@@ -86,7 +86,7 @@ Plan oneChannel(Collective c, Algorithm a, int nranks, std::int64_t count, int r
 
 }  // namespace
 
-Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
+void checkPlanArguments(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
   if (nranks < 1) throw InvalidArgument("makePlan: nranks must be >= 1, got " + std::to_string(nranks));
   if (count < 0) throw InvalidArgument("makePlan: count must be >= 0, got " + std::to_string(count));
   if (root < 0 || root >= nranks)
@@ -99,6 +99,11 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
   if (a == Algorithm::Hierarchical && g > 0 && nranks % g != 0)
     throw InvalidArgument("makePlan: hier needs nranks (" + std::to_string(nranks) + ") to be a multiple of ranksPerNode (" +
                           std::to_string(g) + ")");
+}
+
+Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
+  checkPlanArguments(c, a, nranks, count, root, shape);
+  const int g = shape.ranksPerNode;
   // The double binary tree's two trees are two channels: channel c runs tree c mod 2.
   const bool dbtree = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree;
   const int channels = dbtree ? std::max(2, shape.channels + shape.channels % 2) : shape.channels;

@@ -25,22 +25,23 @@ inline std::int64_t sliceCount(std::int64_t count, std::int64_t sliceElems) {
 
 // Walks one rank's (op, slice) pairs in executor order, over all its ops (its channels one after the
 // other) or one channel's span (channelOps). `Step` is anything with `count()` (elements) and `phase`:
-// plan::Op, or a consumer's compiled form of it (sim/replay.cc).
-template <class Step>
+// plan::Op, or a consumer's compiled form of it. `Steps` is any random-access range of them (size()
+// and operator[], by reference or by value): a span of a plan's ops, or a rank's ops asked one at a
+// time from an OpSource (op_source.h: SourceOps). The walker keeps a copy of the current step
+// (current()), so a range that computes its ops is asked for each op a bounded number of times per
+// slice round.
+template <class Step, class Steps = std::span<const Step>>
 class SliceWalker {
  public:
-  SliceWalker(std::span<const Step> steps, std::int64_t sliceElems) : steps_(steps), slice_(sliceElems) {
-    startPhase(0);
-  }
-  SliceWalker(const std::vector<Step>& steps, std::int64_t sliceElems) : steps_(steps), slice_(sliceElems) {
-    startPhase(0);
-  }
+  SliceWalker(Steps steps, std::int64_t sliceElems) : steps_(std::move(steps)), slice_(sliceElems) { startPhase(0); }
   [[nodiscard]] bool done() const { return phaseBegin_ >= steps_.size(); }
   [[nodiscard]] std::size_t opIndex() const { return op_; }
   [[nodiscard]] std::int64_t sliceIndex() const { return round_; }
+  // The op at opIndex() (valid while !done()).
+  [[nodiscard]] const Step& current() const { return cur_; }
   // Element range [lo, hi) of the current slice, relative to the op's range.
   [[nodiscard]] std::pair<std::int64_t, std::int64_t> sliceRange() const {
-    const std::int64_t n = steps_[op_].count();
+    const std::int64_t n = cur_.count();
     if (slice_ <= 0) return {0, n};
     return {round_ * slice_, std::min(n, (round_ + 1) * slice_)};
   }
@@ -52,12 +53,17 @@ class SliceWalker {
  private:
   void startPhase(std::size_t begin) {
     const auto& s = steps_;
+    const std::size_t n = s.size();
     phaseBegin_ = begin;
     phaseEnd_ = begin;
     rounds_ = 0;
-    while (phaseEnd_ < s.size() && s[phaseEnd_].phase == s[begin].phase && sameChannel(s[phaseEnd_], s[begin])) {
-      rounds_ = std::max(rounds_, sliceCount(s[phaseEnd_].count(), slice_));
-      ++phaseEnd_;
+    if (begin < n) {
+      const Step first = s[begin];
+      for (; phaseEnd_ < n; ++phaseEnd_) {
+        const Step st = s[phaseEnd_];
+        if (st.phase != first.phase || !sameChannel(st, first)) break;
+        rounds_ = std::max(rounds_, sliceCount(st.count(), slice_));
+      }
     }
     round_ = 0;
     op_ = begin;
@@ -73,8 +79,10 @@ class SliceWalker {
   void settle() {
     const auto& s = steps_;
     while (phaseBegin_ < s.size()) {
-      while (op_ < phaseEnd_ && sliceCount(s[op_].count(), slice_) <= round_) ++op_;
-      if (op_ < phaseEnd_) return;
+      for (; op_ < phaseEnd_; ++op_) {
+        cur_ = s[op_];
+        if (sliceCount(cur_.count(), slice_) > round_) return;
+      }
       if (++round_ < rounds_) {
         op_ = phaseBegin_;
         continue;
@@ -84,10 +92,11 @@ class SliceWalker {
     }
   }
 
-  std::span<const Step> steps_;
+  Steps steps_;
   std::int64_t slice_;
   std::size_t phaseBegin_ = 0, phaseEnd_ = 0, op_ = 0;
   std::int64_t round_ = 0, rounds_ = 0;
+  Step cur_{};
 };
 
 // The walker over a plan's own ops (the interpreter and the executors).

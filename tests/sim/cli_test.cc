@@ -141,3 +141,21 @@ TEST(Cli, ClusterLinksShowEveryNicBusyAndHierReplays) {
   ASSERT_EQ(tree.status, 0) << tree.output;
   EXPECT_NE(tree.output.find("PREDICTED (analytic)"), std::string::npos) << tree.output;
 }
+
+// Runaway work is refused at the command line in one line that states the limit, exit 2: a sweep of
+// more than 10000 sizes, a slice that cuts the plan into more than 1e9 op-slices, an op-slice limit
+// raised past 1e10, more ranks than a replay runs.
+TEST(Cli, RunawayGuardsStateTheirLimitInOneLine) {
+  struct Case {
+    const char* args;
+    const char* limit;
+  };
+  for (const Case& c : {Case{"allreduce -b 0 -e 1G -i 1", "10000"}, Case{"allreduce -g 8 -b 1G -e 1G --slice 4", "1000000000"},
+                        Case{"bench --ranks 8 --max-op-slices 20000000000", "10000000000"},
+                        Case{"bench --ranks 40000", "32768"}}) {
+    const CliRun r = run(c.args);
+    EXPECT_EQ(r.status, 2) << c.args << ": " << r.output;
+    EXPECT_NE(r.output.find(c.limit), std::string::npos) << c.args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << c.args << ": " << r.output;
+  }
+}

@@ -223,3 +223,90 @@ TEST(Replay, ReduceAllWaitsForEveryPeerAndReducesPMinusOneVectors) {
   for (int q = 0; q < p; ++q)
     EXPECT_NEAR(r.finish[q], delay + (q == 2 ? 0.0 : 0.5 + 1.0) + reduceAll + copy, 1e-9) << q;
 }
+
+// The ring and hier rules (plan::makeOpSource) replay exactly as the materialized plan: same times,
+// bit for bit, per rank and per resource, with slicing, channels, node orders and stragglers.
+TEST(Replay, RuleSourcesReplayBitForBitAsTheirPlans) {
+  struct Case {
+    Algorithm a;
+    int p;
+    std::int64_t count;
+    plan::PlanShape shape;
+    std::int64_t slice;
+  };
+  const TopologySpec cluster = resized(*findPreset("cluster"), 0, 4, 4);
+  int runs = 0;
+  for (const Case& c : {Case{Algorithm::Ring, 7, 100003, {1, 0}, 0}, Case{Algorithm::Ring, 16, 4099, {2, 4}, 100},
+                        Case{Algorithm::Ring, 16, 11, {3, 4}, 0}, Case{Algorithm::Ring, 1, 100, {2, 0}, 0},
+                        Case{Algorithm::Hierarchical, 16, 1 << 20, {1, 4}, 0}, Case{Algorithm::Hierarchical, 16, 5003, {2, 4}, 64},
+                        Case{Algorithm::Hierarchical, 16, 7, {1, 2}, -1}, Case{Algorithm::Hierarchical, 16, 999, {2, 0}, 10}})
+    for (const TopologySpec& spec : {switchOf(c.p, 0.7, 25), cluster})
+      for (bool strag : {false, true}) {
+        if (spec.ranks != c.p && spec.kind == TopologyKind::Cluster) continue;
+        const Topology t(spec);
+        ReplayOptions o;
+        o.sliceElems = c.slice;
+        if (strag) o.stragglers = {Straggler{.rank = c.p / 2, .startDelay = std::chrono::microseconds(3), .computeFactor = 2.5, .linkFactor = 1.5}};
+        const auto plan = plan::makePlan(Collective::AllReduce, c.a, c.p, c.count, 0, c.shape);
+        const auto rule = plan::makeOpSource(Collective::AllReduce, c.a, c.p, c.count, 0, c.shape);
+        ASSERT_EQ(dynamic_cast<const plan::PlanOpSource*>(rule.get()), nullptr);
+        const ReplayResult want = replay(plan, t, o), got = replay(*rule, t, o);
+        const std::string what = std::string(plan::name(c.a)) + " p=" + std::to_string(c.p) + " " + spec.name;
+        EXPECT_EQ(got.time, want.time) << what;
+        EXPECT_EQ(got.finish, want.finish) << what;
+        EXPECT_EQ(got.busy, want.busy) << what;
+        EXPECT_EQ(got.bytes, want.bytes) << what;
+        EXPECT_EQ(got.steps, want.steps) << what;
+        EXPECT_EQ(got.sliceElems, want.sliceElems) << what;
+        if (c.p > 1) EXPECT_GT(want.time, 0) << what;  // p = 1 is a copy, free on these topologies
+        ++runs;
+      }
+  EXPECT_GE(runs, 16);
+}
+
+// Runaways are refused before the replay starts, naming the limit, also for rule sources (whose
+// op-slices are counted in closed form).
+TEST(Replay, RuleSourcesAreRefusedPastTheLimits) {
+  const Topology t(switchOf(8));
+  const auto big = plan::makeOpSource(Collective::AllReduce, Algorithm::Ring, 8, std::int64_t{1} << 28);
+  ReplayOptions o;
+  o.sliceElems = 1;  // 7.5e9 op-slices
+  try {
+    replay(*big, t, o);
+    FAIL() << "ran 7.5e9 op-slices";
+  } catch (const cclab::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxReplayOpSlices)), std::string::npos) << e.what();
+  }
+  const int tooMany = kMaxReplayRanks + 1;
+  const Topology wide(switchOf(tooMany));
+  const auto ring = plan::makeOpSource(Collective::AllReduce, Algorithm::Ring, tooMany, 1 << 20);
+  try {
+    replay(*ring, wide);
+    FAIL() << "replayed " << tooMany << " ranks";
+  } catch (const cclab::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(kMaxReplayRanks)), std::string::npos) << e.what();
+  }
+}
+
+// The op-slice limit can be raised on purpose (ReplayOptions::maxOpSlices), never past
+// kMaxReplayOpSlicesRaised; a plan one op-slice over the limit is refused, one at it runs.
+TEST(Replay, OpSliceLimitIsExactAndRaisable) {
+  const Topology t(switchOf(8));
+  const auto ring = plan::makeOpSource(Collective::AllReduce, Algorithm::Ring, 8, 100003);
+  ReplayOptions o;
+  o.sliceElems = 1000;
+  const std::int64_t n = ring->opSlices(o.sliceElems, INT64_MAX);
+  o.maxOpSlices = n - 1;
+  try {
+    replay(*ring, t, o);
+    FAIL() << "ran past the limit";
+  } catch (const cclab::InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find(std::to_string(n - 1)), std::string::npos) << e.what();
+  }
+  o.maxOpSlices = n;
+  EXPECT_EQ(replay(*ring, t, o).steps, n);
+  o.maxOpSlices = kMaxReplayOpSlicesRaised + 1;
+  EXPECT_THROW(replay(*ring, t, o), cclab::InvalidArgument);
+  o.maxOpSlices = 0;
+  EXPECT_THROW(replay(*ring, t, o), cclab::InvalidArgument);
+}

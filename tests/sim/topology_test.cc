@@ -6,6 +6,7 @@
 #include "collectives/core/errors.h"
 #include "sim/measured.h"
 #include "sim/presets.h"
+#include "sim/replay.h"
 #include "sim/topology.h"
 #include "sim/topology_json.h"
 
@@ -240,7 +241,8 @@ TEST(Refusals, DirectoriesAndMissingFilesAreNamed) {
 TEST(Refusals, MeasuredFilesWithRunawayRankCountsOrNumbers) {
   const std::string rows = R"(,"results":[{"size":1024,"time_us":5}]})";
   EXPECT_EQ(loadError(R"({"nranks":4)" + rows, true), "");
-  for (const char* nranks : {"20000", "1e30", "0", "2.5", "-3"}) {
+  const std::string tooMany = std::to_string(kMaxReplayRanks + 1);
+  for (const char* nranks : {tooMany.c_str(), "1e30", "0", "2.5", "-3"}) {
     const std::string what = loadError(std::string(R"({"nranks":)") + nranks + rows, true);
     EXPECT_NE(what.find("'nranks'"), std::string::npos) << nranks << ": " << what;
   }
@@ -266,6 +268,95 @@ TEST(TopologyKinds, NamesRoundTripAndAnUnknownKindListsThemAll) {
     FAIL() << "torus parsed";
   } catch (const TopologyError& e) {
     EXPECT_NE(std::string(e.what()).find("switch, fully_connected, pcie, cluster, host, graph"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace cclab::sim
+
+// routesFrom expands only non-rank nodes and stops early; it must give exactly the plain
+// breadth-first search's routes (same resources in the same order, ties to the link listed first).
+TEST(Topology, FastRoutesEqualTheFullSearch) {
+  std::vector<TopologySpec> specs;
+  for (const auto& name : presetNames()) specs.push_back(*findPreset(name));
+  specs.push_back(resized(*findPreset("cluster"), 0, 3, 4));
+  TopologySpec fc;
+  fc.name = "fc";
+  fc.kind = TopologyKind::FullyConnected;
+  fc.ranks = 5;
+  fc.classes["link"] = {1, 10};
+  specs.push_back(fc);
+  // A graph with parallel links, a capacity node and two equally short paths.
+  auto j = json::parse(R"({"name":"g","kind":"graph","ranks":4,
+    "classes":{"a":{"latency_us":1,"bandwidth_gbps":10},"b":{"latency_us":2,"bandwidth_gbps":5},"cap":{"bandwidth_gbps":7}},
+    "nodes":[{"name":"s1","class":"cap"},{"name":"s2"}],
+    "links":[{"a":"rank0","b":"s1","class":"a"},{"a":"rank0","b":"s1","class":"b"},{"a":"rank1","b":"s1","class":"a"},
+             {"a":"rank1","b":"s2","class":"b"},{"a":"rank2","b":"s2","class":"a"},{"a":"s1","b":"s2","class":"b"},
+             {"a":"rank3","b":"s2","class":"a"},{"a":"rank3","b":"s1","class":"b"},{"a":"rank0","b":"rank2","class":"a"}]})");
+  specs.push_back(parseTopology(j));
+  for (const auto& spec : specs) {
+    const Topology t(spec);
+    std::vector<int> all(static_cast<std::size_t>(t.nranks()));
+    for (int r = 0; r < t.nranks(); ++r) all[static_cast<std::size_t>(r)] = r;
+    for (int src = 0; src < t.nranks(); ++src) {
+      const auto fast = t.routesFrom(src, all), full = t.routesByFullSearch(src, all);
+      ASSERT_EQ(fast.size(), full.size());
+      for (std::size_t d = 0; d < all.size(); ++d) {
+        EXPECT_EQ(fast[d].resources, full[d].resources) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(fast[d].latency, full[d].latency) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(fast[d].bottleneck, full[d].bottleneck) << spec.name << " " << src << "->" << d;
+        EXPECT_EQ(t.routesFrom(src, {all[d]}).front().resources, full[d].resources) << spec.name << " " << src << "->" << d;
+      }
+    }
+  }
+}
+
+namespace cclab::sim {
+namespace {
+
+// A topology file with an absurd rank count is refused naming the field and the limit, before any
+// node is built.
+TEST(Refusals, TopologyFilesWithRunawayRankCounts) {
+  const std::string limit = std::to_string(kMaxTopologyRanks);
+  for (const std::string ranks : {std::to_string(kMaxTopologyRanks + 1), std::string("1e30"), std::string("4294967297")}) {
+    const std::string what = loadError(R"({"kind":"switch","ranks":)" + ranks + R"(,"classes":{"link":{"bandwidth_gbps":10}}})");
+    EXPECT_NE(what.find("'ranks'"), std::string::npos) << ranks << ": " << what;
+    if (ranks == "4294967297")  // past int: the parser's own range
+      EXPECT_NE(what.find("2^30"), std::string::npos) << ranks << ": " << what;
+    else if (ranks != "1e30")  // 1e30 is not an integer: "must be an integer"
+      EXPECT_NE(what.find(limit), std::string::npos) << ranks << ": " << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+  }
+  const std::string cluster = loadError(
+      R"({"kind":"cluster","nodes":1048576,"gpus_per_node":8,"classes":{"intra":{"bandwidth_gbps":10},"pcie":{"bandwidth_gbps":10},"nic":{"bandwidth_gbps":10}}})");
+  EXPECT_NE(cluster.find("'nodes'"), std::string::npos) << cluster;
+}
+
+// linkCount is what a Topology really builds (two link-direction resources per link), and a topology
+// whose links would not fit in the memory available is refused in one line that names both numbers.
+TEST(Refusals, TopologiesThatWouldNotFitInMemory) {
+  std::vector<TopologySpec> specs;
+  for (const auto& name : presetNames()) specs.push_back(*findPreset(name));
+  specs.push_back(resized(*findPreset("cluster"), 0, 3, 4));
+  specs.push_back(resized(*findPreset("pcie"), 13));
+  for (const auto& spec : specs) {
+    const Topology t(spec);
+    std::int64_t directions = 0;
+    for (const auto& r : t.resources()) directions += r.name.find("->") != std::string::npos ? 1 : 0;
+    EXPECT_EQ(2 * linkCount(spec), directions) << spec.name;
+  }
+  const TopologySpec million = resized(*findPreset("dgx-h100"), kMaxTopologyRanks);
+  EXPECT_EQ(linkCount(million), kMaxTopologyRanks);
+  const std::int64_t needed = linkCount(million) * kTopologyBytesPerLink;
+  EXPECT_NO_THROW(requireTopologyFits(million, needed));
+  try {
+    requireTopologyFits(million, needed - 1);
+    FAIL() << "a topology larger than the memory was accepted";
+  } catch (const InvalidArgument& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find(std::to_string(kMaxTopologyRanks) + " links"), std::string::npos) << what;
+    EXPECT_NE(what.find("available"), std::string::npos) << what;
+    EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
 }
 
