@@ -216,27 +216,23 @@ class HostExecutor::RankRun {
       lanes.push_back(Lane{all[begin].channel, ops, begin, plan::SliceCursor(ops, o_.sliceElems), &pending, {}});
       begin = end;
     }
-    // Round robin: each channel runs as far as it can; a rank waits only when none can move.
+    // Round robin: each channel runs as far as it can; a rank waits only when none can move. After a
+    // pass every running channel is blocked on the word in its blocker (set in this pass), so the
+    // wait starts at once (its first check is immediate: no second pass just to re-check).
     for (;;) {
-      bool moved = false;
       Lane* blocked = nullptr;  // the first channel still running
       int running = 0;
       for (Lane& lane : lanes) {
         if (lane.finished) continue;
-        while (!lane.walk.done() && step(lane)) {
-          lane.walk.advance();
-          moved = true;
-        }
+        while (!lane.walk.done() && step(lane)) lane.walk.advance();
         if (lane.walk.done() && drained(lane)) {
           lane.finished = true;
-          moved = true;
           continue;
         }
         ++running;
         if (!blocked) blocked = &lane;
       }
       if (running == 0) return;
-      if (moved) continue;
       if (running == 1)
         waitFor(*blocked);  // one channel (the common case): a wait on exactly its word
       else
@@ -372,6 +368,7 @@ class HostExecutor::RankRun {
   // One channel left: wait on exactly the word it needs.
   void waitFor(const Lane& lane) {
     const Blocker& b = lane.blocker;
+    if (reached(b.word->value.load(std::memory_order_acquire), b.target)) return;
     const auto deadline = Clock::now() + o_.timeout;
     // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
     const auto r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },

@@ -2,7 +2,7 @@
 // 1, 2 and 4 channels and 1..8 ranks, random floats of awkward counts against a double-precision
 // reference; ReduceAll's results bit-identical on every rank; a slow channel does not hold up another
 // (asserted on progress, not on time); a timeout with channels still names the rank that never came;
-// bad channel and node settings are refused.
+// bad channel and node settings are refused; the plan cache keys on the channels.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -182,9 +182,16 @@ TEST(HostChannels, ATimeoutWithChannelsNamesTheRankThatNeverArrived) {
     std::vector<std::vector<float>> in(p, std::vector<float>(1000, 1.0F)), out(p, std::vector<float>(1000));
     CollectiveOptions o;
     o.algorithm = a;
-    o.channels = 4;
     o.sliceBytes = 256;
     o.timeout = std::chrono::milliseconds(300);
+    {  // the same call on one channel first: its plan is cached, and must not be reused for 4 channels
+      std::vector<RankBuffers> bufs;
+      for (int r = 0; r < p; ++r) bufs.push_back({in[r].data(), out[r].data()});
+      o.channels = 1;
+      comm->runGroup({Collective::AllReduce, 1000, DataType::Float32, ReduceOp::Sum, 0}, bufs, o);
+      EXPECT_EQ(out[1][999], static_cast<float>(p));
+    }
+    o.channels = 4;
     std::vector<std::string> errors(p);
     const auto start = std::chrono::steady_clock::now();
     std::vector<std::thread> threads;
@@ -198,12 +205,14 @@ TEST(HostChannels, ATimeoutWithChannelsNamesTheRankThatNeverArrived) {
       });
     for (auto& t : threads) t.join();
     EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(5));
-    bool named = false;
+    bool named = false, channel = false;
     for (int r = 0; r < p - 1; ++r) {
       EXPECT_FALSE(errors[r].empty()) << plan::name(a) << ": rank " << r << " did not report a timeout";
       named = named || errors[r].find("rank 3 never arrived") != std::string::npos;
+      channel = channel || errors[r].find("(channel ") != std::string::npos;  // a 4-channel plan ran
     }
     EXPECT_TRUE(named) << errors[0] << " | " << errors[1] << " | " << errors[2];
+    EXPECT_TRUE(channel) << errors[0] << " | " << errors[1] << " | " << errors[2];
   }
 }
 
