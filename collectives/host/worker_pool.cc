@@ -45,6 +45,9 @@ std::vector<int> WorkerPool::running() const {
 void WorkerPool::waitForWorkers(const Watchdog& watchdog) {
   const std::atomic<bool> never{false};
   const auto done = [](std::uint32_t v) { return v == 0; };
+  // Fast path: workers that finish within the spin need no progress sample (reading the executor's
+  // progress pulls every connection's counters across cores: a cost on every tiny call).
+  if (waitUntil(remaining_, done, never, Clock::now() + spin_, spin_) == WaitResult::Ready) return;
   if (watchdog.patience.count() > 0) {
     std::uint64_t seen = watchdog.progress ? watchdog.progress() : 0;
     std::uint32_t left = remaining_.value.load(std::memory_order_acquire);
