@@ -72,10 +72,7 @@ class HostCommunicator final : public Communicator {
 
   Buffer allocate(int rank, std::size_t bytes) override {
     checkRank(rank);
-    constexpr std::size_t kAlign = 64;
-    void* p = std::aligned_alloc(kAlign, std::max<std::size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign));
-    if (!p) throw Error("host: cannot allocate " + std::to_string(bytes) + " bytes");
-    return Buffer(p, bytes, [](void* q) { std::free(q); });
+    return allocateHostBuffer(bytes, 64, "host");
   }
   void copyToRank(int rank, void* dst, const void* src, std::size_t bytes) override {
     checkRank(rank);
@@ -159,6 +156,12 @@ class HostCommunicator final : public Communicator {
 };
 
 }  // namespace
+
+Buffer allocateHostBuffer(std::size_t bytes, std::size_t align, const char* who) {
+  void* p = std::aligned_alloc(align, std::max<std::size_t>(align, (bytes + align - 1) / align * align));
+  if (!p) throw Error(std::string(who) + ": cannot allocate " + std::to_string(bytes) + " bytes");
+  return Buffer(p, bytes, [](void* q) { std::free(q); });
+}
 
 std::unique_ptr<Communicator> makeHostCommunicator(int nranks) {
   if (nranks < 1) throw InvalidArgument("host: nranks must be >= 1, got " + std::to_string(nranks));

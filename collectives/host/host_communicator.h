@@ -18,4 +18,8 @@ inline constexpr int kDefaultChannels = 1;
 
 std::unique_ptr<Communicator> makeHostCommunicator(int nranks);
 
+// Host memory of `bytes` aligned to `align` (a power of two), freed with the Buffer; throws Error
+// "<who>: cannot allocate N bytes". The backends whose ranks live in host memory use it.
+Buffer allocateHostBuffer(std::size_t bytes, std::size_t align, const char* who);
+
 }  // namespace cclab::host

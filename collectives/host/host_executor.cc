@@ -23,10 +23,6 @@ std::string where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm));
 }
 
-std::string milliseconds(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
-}
-
 }  // namespace
 
 // A rank's lanes (one per channel of the current plan), their sent-but-unread slices and the ReduceAll
@@ -123,60 +119,15 @@ void HostExecutor::resetArrivals() {
   arrivals_.reset(next + 1);
 }
 
-std::string HostExecutor::reason() {
-  std::lock_guard lock(reasonMutex_);
-  return reason_;
-}
-
 std::string HostExecutor::lateRanks(std::uint32_t call) const {
-  constexpr int kMaxNamed = 8;  // a message stays one readable line
   std::vector<int> late;
   for (int r = 0; r < nranks_; ++r)
     if (!reached(arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire), call)) late.push_back(r);
-  if (late.empty()) return "";
-  std::string text = late.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < late.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(late[i]);
-  if (late.size() > kMaxNamed) text += " and " + std::to_string(late.size() - kMaxNamed) + " more";
-  return text + " never arrived";
-}
-
-bool HostExecutor::pauseUntil(Clock::time_point until) {
-  constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
-  constexpr auto kMaxSleep = std::chrono::milliseconds(20);   // re-check even if a wake-up were lost
-  for (;;) {
-    if (aborted_.load(std::memory_order_acquire)) return false;
-    const auto now = Clock::now();
-    if (now >= until) return true;
-    if (until - now > kSpinTail)
-      sleepWhileEqual(abortWord_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));
-    else
-      cpuRelax();
-  }
-}
-
-void HostExecutor::delayStart(int rank, const plan::Plan& plan, const RunOptions& o) {
-  const auto start = Clock::now();
-  const auto delayEnd = start + o.startDelay;
-  const auto deadline = start + o.timeout;
-  const std::string who = where(plan) + ": rank " + std::to_string(rank);
-  if (!pauseUntil(std::min(delayEnd, deadline)))
-    throw TimeoutError(who + " aborted during its start delay (" + reason() + ")");
-  if (delayEnd > deadline) {
-    const std::string msg = who + " timed out after " + milliseconds(o.timeout) + " in its start delay of " +
-                            milliseconds(o.startDelay) + " (straggler)";
-    fail(msg);
-    throw TimeoutError(msg);
-  }
+  return neverArrived(late);
 }
 
 void HostExecutor::fail(const std::string& why) {
-  {
-    std::lock_guard lock(reasonMutex_);
-    if (reason_.empty()) reason_ = why;
-  }
-  aborted_.store(true, std::memory_order_release);
-  abortWord_.value.store(1, std::memory_order_seq_cst);
-  abortWord_.wakeAll();
+  abort_.raise(why);
   const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
   for (const auto& lane : lanes_) {
     Connection* c = lane.load(std::memory_order_acquire);
@@ -241,15 +192,7 @@ class HostExecutor::RankRun {
   }
 
  private:
-  std::byte* address(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;  // only read through
-      case plan::Buf::Output: return mem_.output + off;
-      case plan::Buf::Scratch: return mem_.scratch + off;
-    }
-    return nullptr;
-  }
+  std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
 
   // False (and lane.blocker set) when `word` has not reached `target` yet.
   static bool ready(Lane& lane, const WaitWord& word, std::uint32_t target, int peer, const char* what) {
@@ -372,7 +315,7 @@ class HostExecutor::RankRun {
     const auto deadline = Clock::now() + o_.timeout;
     // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
     const auto r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },
-                             ex_.aborted_, deadline, ex_.spin_);
+                             ex_.abort_.flag(), deadline, ex_.spin_);
     if (r != WaitResult::Ready) report(r, lane);
   }
 
@@ -393,7 +336,7 @@ class HostExecutor::RankRun {
     WaitWord& bell = ex_.bells_[static_cast<std::size_t>(rank_)];
     for (;;) {
       if (anyReady(std::memory_order_acquire)) return;
-      if (ex_.aborted_.load(std::memory_order_acquire)) break;
+      if (ex_.abort_.raised()) break;
       const auto now = Clock::now();
       if (now >= deadline) break;
       if (now < spinEnd) {
@@ -414,7 +357,7 @@ class HostExecutor::RankRun {
     const Lane* first = nullptr;
     for (const Lane& l : lanes)
       if (!l.finished && !first) first = &l;
-    report(ex_.aborted_.load(std::memory_order_acquire) ? WaitResult::Aborted : WaitResult::TimedOut, *first);
+    report(ex_.abort_.raised() ? WaitResult::Aborted : WaitResult::TimedOut, *first);
   }
 
   [[noreturn]] void report(WaitResult r, const Lane& lane) {
@@ -432,7 +375,7 @@ class HostExecutor::RankRun {
       throw TimeoutError(msg);
     }
     throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted" + op + " while waiting for " +
-                       waitingFor + " (" + ex_.reason() + ")");
+                       waitingFor + " (" + ex_.abort_.reason() + ")");
   }
 
   HostExecutor& ex_;
@@ -446,9 +389,11 @@ class HostExecutor::RankRun {
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host: plan for " + std::to_string(plan.nranks) + " ranks");
-  if (broken()) throw Error("host: communicator unusable after an earlier failure (" + reason() + ")");
+  if (broken()) throw Error("host: communicator unusable after an earlier failure (" + abort_.reason() + ")");
   ensureChannels(plan.nchannels);
-  if (options.startDelay.count() > 0) delayStart(rank, plan, options);
+  if (options.startDelay.count() > 0)
+    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
+                      [this](const std::string& why) { fail(why); });
   const auto arrival = Clock::now();  // ready to communicate
   const std::uint32_t call = arrived_[static_cast<std::size_t>(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
   arrivals_.record(rank, call, arrival);

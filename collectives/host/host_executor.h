@@ -31,17 +31,13 @@
 #include <vector>
 
 #include "collectives/core/dtype.h"
+#include "collectives/host/abort_state.h"
 #include "collectives/host/arrival_log.h"
+#include "collectives/host/rank_memory.h"
 #include "collectives/host/wait.h"
 #include "collectives/plan/plan.h"
 
 namespace cclab::host {
-
-struct RankMemory {
-  const std::byte* input = nullptr;
-  std::byte* output = nullptr;
-  std::byte* scratch = nullptr;
-};
 
 struct RunOptions {
   std::size_t elemSize = 4;
@@ -65,7 +61,7 @@ class HostExecutor {
   // must run the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
   // After a timeout the connections are out of step: every later run() throws.
-  [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool broken() const { return abort_.raised(); }
   // Marks the executor broken with `why` and ends every wait and start delay now (they throw).
   void abort(const std::string& why) { fail(why); }
   // A count that grows whenever a slice is sent or read: unchanged for a whole timeout means stuck.
@@ -96,13 +92,7 @@ class HostExecutor {
   void post(Connection& c, std::uint32_t seq, int to);
   void consume(Connection& c, std::uint32_t seq, int from);
   void ring(int rank);
-  void fail(const std::string& why);
-  [[nodiscard]] std::string reason();
-  // The straggler's start delay: returns when it is over, throws TimeoutError on an abort or when
-  // the delay outlasts options.timeout.
-  void delayStart(int rank, const plan::Plan& plan, const RunOptions& options);
-  // Sleeps until `until` (spinning the last 200 µs for a precise end); false if aborted first.
-  bool pauseUntil(Clock::time_point until);
+  void fail(const std::string& why);  // abort_.raise, then wakes every connection and doorbell
   // "rank 7 never arrived" / "ranks 3, 7 never arrived" for the ranks that have not started call
   // number `call` (after their start delay), or "" when every rank has.
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
@@ -115,13 +105,10 @@ class HostExecutor {
   std::mutex lanesMutex_;                             // creating a lane
   std::unique_ptr<WaitWord[]> bells_;                 // bells_[r]: rank r's doorbell
   std::vector<std::unique_ptr<RankState>> states_;    // states_[r]: only rank r's thread touches it
-  std::atomic<bool> aborted_{false};
-  WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
+  AbortState abort_;
   // arrived_[r]: calls rank r has started (counted after its start delay).
   std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_;
   ArrivalLog arrivals_;
-  std::mutex reasonMutex_;
-  std::string reason_;
 };
 
 }  // namespace cclab::host

@@ -23,10 +23,6 @@ constexpr int kChecksPerClockRead = 64;
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
-std::string milliseconds(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
-}
-
 std::string where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
 }
@@ -109,65 +105,21 @@ void LlExecutor::resetArrivals() {
   arrivals_.reset(next + 1);
 }
 
-std::string LlExecutor::reason() {
-  std::lock_guard lock(reasonMutex_);
-  return reason_;
-}
-
 std::string LlExecutor::lateRanks(std::uint32_t call) const {
-  constexpr int kMaxNamed = 8;  // a message stays one readable line
   std::vector<int> late;
   for (int r = 0; r < nranks_; ++r)
     if (!reached(ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire), call)) late.push_back(r);
-  if (late.empty()) return "";
-  std::string text = late.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < late.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(late[i]);
-  if (late.size() > kMaxNamed) text += " and " + std::to_string(late.size() - kMaxNamed) + " more";
-  return text + " never arrived";
+  return neverArrived(late);
 }
 
 void LlExecutor::fail(const std::string& why) {
-  {
-    std::lock_guard lock(reasonMutex_);
-    if (reason_.empty()) reason_ = why;
-  }
-  aborted_.store(true, std::memory_order_release);
-  abortWord_.value.store(1, std::memory_order_seq_cst);
-  abortWord_.wakeAll();
+  abort_.raise(why);
   const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
   for (std::size_t i = 0; i < conns; ++i)
     if (LlConnection* c = connections_[i].load(std::memory_order_acquire)) {
       c->bell().wakeAll();
       c->acked().wakeAll();
     }
-}
-
-bool LlExecutor::pauseUntil(Clock::time_point until) {
-  constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
-  for (;;) {
-    if (aborted_.load(std::memory_order_acquire)) return false;
-    const auto now = Clock::now();
-    if (now >= until) return true;
-    if (until - now > kSpinTail)
-      sleepWhileEqual(abortWord_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));
-    else
-      cpuRelax();
-  }
-}
-
-void LlExecutor::delayStart(int rank, const std::string& where, const RunOptions& o) {
-  const auto start = Clock::now();
-  const auto delayEnd = start + o.startDelay;
-  const auto deadline = start + o.timeout;
-  const std::string who = where + ": rank " + std::to_string(rank);
-  if (!pauseUntil(std::min(delayEnd, deadline)))
-    throw TimeoutError(who + " aborted during its start delay (" + reason() + ")");
-  if (delayEnd > deadline) {
-    const std::string msg = who + " timed out after " + milliseconds(o.timeout) + " in its start delay of " +
-                            milliseconds(o.startDelay) + " (straggler)";
-    fail(msg);
-    throw TimeoutError(msg);
-  }
 }
 
 // One rank's run() of one plan.
@@ -212,15 +164,7 @@ class LlExecutor::RankRun {
   }
 
  private:
-  std::byte* address(const plan::Range& r) const {
-    const auto off = static_cast<std::size_t>(r.offset) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;  // only read through
-      case plan::Buf::Output: return mem_.output + off;
-      case plan::Buf::Scratch: return mem_.scratch + off;
-    }
-    return nullptr;
-  }
+  std::byte* address(const plan::Range& r) const { return mem_.at(r, 0, o_.elemSize); }
 
   static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
     if (v.size() < bytes) v.resize(bytes);
@@ -314,7 +258,7 @@ class LlExecutor::RankRun {
           if (ready()) return;
           cpuRelax();
         }
-        if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
+        if (ex_.abort_.raised()) aborted(peer, what);
       } while (Clock::now() < spinEnd);
     }
     const auto yieldEnd = Clock::now() + kYieldFor;
@@ -324,7 +268,7 @@ class LlExecutor::RankRun {
         bumpProgress();
         return;
       }
-      if (ex_.aborted_.load(std::memory_order_acquire)) aborted(peer, what);
+      if (ex_.abort_.raised()) aborted(peer, what);
       const auto now = Clock::now();
       if (now >= deadline) timedOut(peer, what);
       if (now < yieldEnd) {
@@ -350,7 +294,7 @@ class LlExecutor::RankRun {
 
   [[noreturn]] void aborted(int peer, const char* what) {
     throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted at op " + std::to_string(opIndex_) +
-                       " while waiting for " + what + " rank " + std::to_string(peer) + " (" + ex_.reason() + ")");
+                       " while waiting for " + what + " rank " + std::to_string(peer) + " (" + ex_.abort_.reason() + ")");
   }
 
   LlExecutor& ex_;
@@ -368,8 +312,10 @@ class LlExecutor::RankRun {
 void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + reason() + ")");
-  if (options.startDelay.count() > 0) delayStart(rank, where(plan), options);
+  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
+  if (options.startDelay.count() > 0)
+    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
+                      [this](const std::string& why) { fail(why); });
   const auto arrival = Clock::now();  // ready to communicate
   RankState& st = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it

@@ -25,6 +25,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/host/abort_state.h"
 #include "collectives/host/arrival_log.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_lines.h"
@@ -63,7 +64,7 @@ class LlExecutor {
   // ignored (ops run whole). One thread per rank at a time; every rank runs the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
 
-  [[nodiscard]] bool broken() const { return aborted_.load(std::memory_order_acquire); }
+  [[nodiscard]] bool broken() const { return abort_.raised(); }
   void abort(const std::string& why) { fail(why); }
   [[nodiscard]] std::uint64_t progress() const;  // grows with every wait that outlasts the spin
   // Between calls only (as ArrivalLog): both first put the arrivals ranks still hold back into the log.
@@ -83,11 +84,8 @@ class LlExecutor {
   class RankRun;
 
   LlConnection& connection(int channel, int from, int to);
-  void fail(const std::string& why);
-  [[nodiscard]] std::string reason();
+  void fail(const std::string& why);  // abort_.raise, then wakes every connection
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
-  void delayStart(int rank, const std::string& where, const RunOptions& options);
-  bool pauseUntil(Clock::time_point until);
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
 
   int nranks_;
@@ -96,11 +94,8 @@ class LlExecutor {
   std::uint32_t flagPeriod_;
   std::unique_ptr<std::atomic<LlConnection*>[]> connections_;  // [(channel * p + from) * p + to], made on first use
   std::unique_ptr<RankState[]> ranks_;
-  std::atomic<bool> aborted_{false};
-  WaitWord abortWord_;
+  AbortState abort_;
   mutable ArrivalLog arrivals_;  // arrivalStats() first records what ranks held back
-  std::mutex reasonMutex_;
-  std::string reason_;
 };
 
 }  // namespace cclab::host

@@ -62,15 +62,7 @@ class RankRun {
     std::vector<int> from;           // their sources
     std::vector<std::byte> staging;  // RecvReduce, ReduceAll: received slices
   };
-  std::byte* address(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;  // only read through
-      case plan::Buf::Output: return mem_.output + off;
-      case plan::Buf::Scratch: return mem_.scratch + off;
-    }
-    return nullptr;
-  }
+  std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
 
   // May [dst, dst+bytes) be written: no send from there still in flight?
   bool writable(const std::byte* dst, std::size_t bytes) {

@@ -17,16 +17,13 @@
 #include <cstdint>
 
 #include "collectives/core/dtype.h"
+#include "collectives/host/rank_memory.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/plan/plan.h"
 
 namespace cclab::mpi {
 
-struct MpiMemory {
-  const std::byte* input = nullptr;
-  std::byte* output = nullptr;
-  std::byte* scratch = nullptr;
-};
+using MpiMemory = host::RankMemory;  // a rank's input, output and scratch (collectives/host/rank_memory.h)
 
 struct MpiRunOptions {
   std::size_t elemSize = 4;

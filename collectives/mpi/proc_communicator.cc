@@ -120,9 +120,7 @@ class ProcCommunicator final : public Communicator {
         if (--arenaLive_ == 0) arenaNext_ = workBytes_;  // a bump arena: reset when all are freed
       });
     }
-    void* p = std::aligned_alloc(kAlign, roundUp(std::max<std::size_t>(bytes, 1), kAlign));
-    if (!p) throw Error("proc: cannot allocate " + std::to_string(bytes) + " bytes");
-    return Buffer(p, bytes, [](void* q) { std::free(q); });
+    return host::allocateHostBuffer(bytes, kAlign, "proc");
   }
   void copyToRank(int rank, void* dst, const void* src, std::size_t bytes) override {
     checkRank(rank);

@@ -11,22 +11,14 @@
 #include <vector>
 
 #include "collectives/plan/op_source.h"
+#include "collectives/plan/rule_arithmetic.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::plan {
 namespace {
 
-// a mod n for a in [-n, 2n) (every index below), without a division.
-int wrap(std::int64_t a, int n) { return static_cast<int>(a < 0 ? a + n : a >= n ? a - n : a); }
-
-// chunkOf(total, n, i) with total / n and total % n computed once (op() runs per op-slice).
-struct Split {
-  std::int64_t offset = 0, q = 0, rem = 0;
-  Split(Chunk whole, int n) : offset(whole.offset), q(whole.count / n), rem(whole.count % n) {}
-  [[nodiscard]] Chunk operator()(int i) const {
-    return {offset + i * q + std::min<std::int64_t>(i, rem), q + (i < rem ? 1 : 0)};
-  }
-};
+using rules::Split;
+using rules::wrap;
 
 class HierarchicalAllReduceSource final : public OpSource {
  public:
