@@ -14,12 +14,13 @@
 # path (trap); the run is bounded by --limit. Where the machine cannot make namespaces (no ip, no
 # CAP_NET_ADMIN/CAP_SYS_ADMIN, no veth or bridge support) it exits 77 with one line (ctest: skipped).
 #
-# usage: netns_hosts.sh [--hosts K] [--per-host P] [--bytes S] [--algo A] [--limit SEC] MPIRUN ALL_REDUCE_PERF
+# usage: netns_hosts.sh [--hosts K] [--per-host P] [--bytes S] [--algo A] [--limit SEC] [--env NAME=VALUE]... MPIRUN ALL_REDUCE_PERF
 set -uo pipefail
 
 hosts=2 per_host=2 bytes=$((4 << 20)) algo=ring limit=90
 warmup=1 iters=2
-usage() { echo "usage: netns_hosts.sh [--hosts K] [--per-host P] [--bytes S] [--algo A] [--limit SEC] MPIRUN ALL_REDUCE_PERF" >&2; exit 2; }
+env_flags=()
+usage() { echo "usage: netns_hosts.sh [--hosts K] [--per-host P] [--bytes S] [--algo A] [--limit SEC] [--env NAME=VALUE]... MPIRUN ALL_REDUCE_PERF" >&2; exit 2; }
 number() { [[ "$2" =~ ^[1-9][0-9]*$ ]] || { echo "netns_hosts: $1 wants a positive whole number, got '$2'" >&2; exit 2; }; }
 while [ $# -gt 0 ]; do
   case "$1" in
@@ -28,6 +29,9 @@ while [ $# -gt 0 ]; do
     --bytes) [ $# -ge 2 ] || usage; number "$1" "$2"; bytes=$2; shift 2 ;;
     --algo) [ $# -ge 2 ] || usage; algo=$2; shift 2 ;;
     --limit) [ $# -ge 2 ] || usage; number "$1" "$2"; limit=$2; shift 2 ;;
+    --env)  # an environment variable for every rank (e.g. CCLAB_PROC_TRANSPORT=mpi)
+      [[ $# -ge 2 && "$2" =~ ^[A-Za-z_][A-Za-z0-9_]*= ]] || { echo "netns_hosts: --env wants NAME=VALUE" >&2; exit 2; }
+      export "${2?}"; env_flags+=(-x "${2%%=*}"); shift 2 ;;
     -h|--help) usage ;;
     -*) echo "netns_hosts: unknown flag $1" >&2; usage ;;
     *) break ;;
@@ -124,7 +128,7 @@ echo "netns_hosts: $hosts hosts (namespaces $prefix-h0..h$((hosts - 1)), $subnet
 export CCLAB_NETNS_MAP="${map# }"
 set -x
 timeout -k 5 "$limit" ip netns exec "$head" "$mpirun" "${root[@]}" --oversubscribe --bind-to none \
-  --hostfile "$work/hostfile" -np "$np" \
+  --hostfile "$work/hostfile" -np "$np" "${env_flags[@]}" \
   --mca plm_rsh_agent "$agent" --mca plm_rsh_no_tree_spawn 1 --mca orte_tmpdir_base "$work" \
   --mca btl tcp,vader,self --mca btl_tcp_if_include "$subnet.0/24" --mca oob_tcp_if_include "$subnet.0/24" \
   "$perf" --algo "$algo" -b "$bytes" -e "$bytes" -w "$warmup" -n "$iters" --timeout 20000 >"$work/out" 2>&1 &
