@@ -24,6 +24,11 @@ bool MpiLinks::prune() {
   return sends_.size() != before;
 }
 
+bool MpiLinks::progress() {
+  prune();
+  return !sends_.empty();
+}
+
 void MpiLinks::send(int peer, int channel, const std::byte* src, std::size_t bytes) {
   MPI_Request req = MPI_REQUEST_NULL;
   check(MPI_Isend(src, messageBytes(bytes), MPI_BYTE, peer, channel, world_.comm(), &req), "MPI_Isend");

@@ -18,6 +18,7 @@ class MpiLinks final : public proc::RemoteLinks {
                const std::function<bool()>& stop) override;
   Wait sent(const std::byte* begin, std::size_t bytes, std::chrono::steady_clock::time_point deadline,
             const std::function<bool()>& stop, int& peer) override;
+  bool progress() override;
   // Messages sent so far (tests: what crossed between nodes).
   [[nodiscard]] long long messagesSent() const { return messages_; }
   // Without waiting: completes finished sends (true if any did), and names in `peer` the receiver of a

@@ -321,14 +321,20 @@ class ShmExecutor::RankRun {
     if (reached(word.value.load(std::memory_order_acquire), target)) return;
     const auto deadline = Clock::now() + o_.timeout;
     auto spin = o_.spin;
+    auto livenessAt = Clock::now() + kLivenessCheck;
     for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
-      const auto roundEnd = std::min(deadline, Clock::now() + kLivenessCheck);
+      // Sends to other nodes still in flight: shorter rounds, moving them along between rounds.
+      const bool sending = ex_.remote_ != nullptr && ex_.remote_->progress();
+      const auto roundEnd = std::min({deadline, livenessAt, sending ? Clock::now() + kProgressRound : livenessAt});
       const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.control().abort,
                                roundEnd, spin);
       spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
       if (r == WaitResult::Ready) return;
       if (r == WaitResult::Aborted) break;
-      if (Clock::now() >= deadline) break;
+      const auto now = Clock::now();
+      if (now >= deadline) break;
+      if (now < livenessAt) continue;
+      livenessAt = now + kLivenessCheck;
       if (!ex_.alive(peer)) {
         ex_.fail({peer});
         throw TimeoutError(head() + " lost rank " + std::to_string(ex_.globalOf(peer)) + ": its process (pid " +

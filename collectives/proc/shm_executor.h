@@ -52,6 +52,11 @@ class RemoteLinks {
   // on TimedOut/Stopped `peer` names a receiver still waited for.
   virtual Wait sent(const std::byte* begin, std::size_t bytes, std::chrono::steady_clock::time_point deadline,
                     const std::function<bool()>& stop, int& peer) = 0;
+  // Moves this rank's sends in flight along without waiting; true while some are still in flight. The
+  // node's shared-memory waits call it between short rounds while it says true: MPI over TCP moves a
+  // large message only while its sender polls, and its receiver may need it before it sends what this
+  // rank waits for (a ring across nodes deadlocks otherwise).
+  virtual bool progress() { return false; }
 };
 
 // The ranks of the job that share this node (ascending global ranks) and the job's size.
@@ -72,6 +77,7 @@ class ShmExecutor {
   static constexpr std::uint32_t kSlots = 16;
   static constexpr int kMaxRanks = 256;
   static constexpr std::chrono::milliseconds kLivenessCheck{100};
+  static constexpr std::chrono::microseconds kProgressRound{50};  // RemoteLinks::progress this often in a wait
 
   // Rank `rank` of `nranks` joins job `job`: rank 0 creates the control segment, every rank creates its
   // buffer segment of `bufferBytes` and maps every peer's; joining takes at most `timeout` in all, else
