@@ -16,6 +16,7 @@
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/proc/shm_executor.h"
+#include "collectives/proc/stale_sweep.h"
 
 namespace cclab::mpi {
 namespace {
@@ -61,6 +62,9 @@ class ProcCommunicator final : public Communicator {
     for (int r = 0; r < world_.size(); ++r)
       if (world_.node(r) == world_.node(world_.rank())) node.ranks.push_back(r);
     if (world_.nodes() > 1) links_ = std::make_unique<MpiLinks>(world_);
+    // Segments of an earlier job whose creator died while joining (a live creator's are never touched);
+    // this job's own names go once every rank has joined (ShmExecutor), so a later SIGKILL leaves none.
+    if (node.ranks.front() == world_.rank()) proc::cleanupStaleSegments("");
     const std::size_t bytes = segmentBytes(c.shmBytes, world_.size());
     shm_ = std::make_unique<proc::ShmExecutor>(world_.jobId() + "n" + std::to_string(world_.node(world_.rank())), world_.rank(),
                                                node, bytes, std::chrono::seconds(60), links_.get());

@@ -90,6 +90,26 @@ ShmExecutor::ShmExecutor(const std::string& job, int globalRank, const NodeRanks
                             " bytes, this rank " + std::to_string(bufferBytes));
     bases_[static_cast<std::size_t>(r)] = seg.data();
   }
+  joinAndUnlink(deadline);
+}
+
+void ShmExecutor::joinAndUnlink(Clock::time_point deadline) {
+  SharedWord& joined = control().joined;
+  joined.value.fetch_add(1, std::memory_order_acq_rel);
+  joined.wakeAll();
+  const auto n = static_cast<std::uint32_t>(nranks_);
+  const auto r = waitUntil(joined, [n](std::uint32_t v) { return v >= n; }, control().abort, deadline,
+                           std::chrono::microseconds(50));
+  if (r != WaitResult::Ready) {
+    std::vector<int> absent;
+    for (int i = 0; i < nranks_; ++i)
+      if (info(i).pid.load(std::memory_order_acquire) == 0) absent.push_back(globalOf(i));
+    throw TimeoutError("proc: rank " + std::to_string(rank()) + " joined, but " +
+                       (absent.empty() ? std::string("not every rank of the node attached") : rankList(absent) + " never joined") +
+                       (r == WaitResult::Aborted ? " (the job was aborted)" : ""));
+  }
+  own_.unlinkName();
+  ctrl_.unlinkName();  // a no-op except on rank 0, its creator
 }
 
 ShmExecutor::RankInfo& ShmExecutor::info(int r) const {

@@ -114,6 +114,7 @@ class ShmExecutor {
   };
   struct alignas(64) Control {
     SharedWord abort;  // 1 + the rank that aborted first
+    SharedWord joined;  // ranks that have attached to every segment of the node
     std::atomic<std::uint32_t> lost[kMaxRanks / 32];  // bit r: rank r was blamed by a timeout
   };
   class RankRun;
@@ -126,6 +127,9 @@ class ShmExecutor {
     std::atomic<std::uint64_t> startTime;  // stale_sweep.h's processStartTime of that pid
   };
   [[nodiscard]] RankInfo& info(int r) const;
+  // Counts this rank as joined, waits (until `deadline`) for every rank of the node, then removes the
+  // names of the segments this rank created: from then on no file is left behind, however it ends.
+  void joinAndUnlink(Clock::time_point deadline);
   [[nodiscard]] SharedWord& arrived(int r) const { return info(r).arrived; }
   // False once rank r joined and its process has died (a SIGKILL, a crash).
   [[nodiscard]] bool alive(int r) const;

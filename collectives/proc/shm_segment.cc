@@ -185,4 +185,11 @@ void ShmSegment::close() noexcept {
   mappedBytes_ = payloadBytes_ = 0;
 }
 
+void ShmSegment::unlinkName() noexcept {
+  if (!owner_ || ownerPid_ != getpid()) return;
+  shm_unlink(name_.c_str());
+  unregisterForCleanup(segmentPath(name_));
+  owner_ = false;  // close() has no name left to remove
+}
+
 }  // namespace cclab::proc

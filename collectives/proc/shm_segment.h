@@ -2,6 +2,7 @@
 // (shm_open + ftruncate + mmap) and owns it, the others attach to it by name. The creator unlinks it
 // when its ShmSegment is destroyed (normal end or an exception), when it is stopped by a catchable
 // signal (cleanup_registry.h) or, when it was killed, the next cleanupStaleSegments (stale_sweep.h).
+// Users that know when every peer has attached remove the name then (unlinkName), as ShmExecutor does.
 //
 // Names: "/cclab-<job>-<rank>-<purpose>", where <job> is an id unique to one job (makeJobId) and
 // <purpose> says what the segment holds ("buf", "ctrl"). Every segment starts with a SegmentHeader
@@ -71,6 +72,12 @@ class ShmSegment {
 
   // Unmaps now and, for the creator, unlinks. Idempotent.
   void close() noexcept;
+
+  // For the creator: removes the name now and keeps the mapping (every process that attached keeps
+  // its mapping too), so nothing is left in /dev/shm however the processes end later, SIGKILL
+  // included. Call it once every peer has attached: no one can attach afterwards. Idempotent; does
+  // nothing in a process that is not the creator.
+  void unlinkName() noexcept;
 
  private:
   std::byte* base_ = nullptr;
