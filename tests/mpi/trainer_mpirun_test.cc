@@ -11,6 +11,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <set>
@@ -18,6 +19,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/core/errors.h"
 #include "nlohmann/json.hpp"
 #include "trainer/report/weights_file.h"
 
@@ -230,6 +232,20 @@ TEST(TrainerUnderMpirun, AKilledRankEndsTheJob) {
   EXPECT_LT(afterKill, 15.0) << "seconds from the kill to the job's end";
   EXPECT_FALSE(fs::exists(marker)) << "a killed job wrote a report";
   EXPECT_GT(std::chrono::duration<double>(killed - start).count(), 1.5);
+}
+
+// --save-weights' format: raw float32, the count from the size; a torn file is refused.
+TEST(WeightsFile, RoundTripsAndRefusesATornFile) {
+  const std::vector<float> w{1.5F, -0.0F, 3.25e-7F, -1e30F, 7.0F};
+  const fs::path p = scratch("w.bin");
+  writeWeights(p, w);
+  EXPECT_EQ(fs::file_size(p), w.size() * sizeof(float));
+  const std::vector<float> back = readWeights(p);
+  ASSERT_EQ(back.size(), w.size());
+  EXPECT_EQ(std::memcmp(back.data(), w.data(), w.size() * sizeof(float)), 0);
+  fs::resize_file(p, 4 * sizeof(float) + 2);
+  EXPECT_THROW(readWeights(p), Error);
+  EXPECT_THROW(readWeights(scratch("missing.bin")), Error);
 }
 
 }  // namespace
