@@ -65,6 +65,16 @@ fs::path scratch(const std::string& name) {
   return dir / name;
 }
 
+// The scratch folder goes when the tests end.
+class RemoveScratch : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(scratch("x").parent_path(), ec);
+  }
+};
+const auto* const kRemoveScratch = ::testing::AddGlobalTestEnvironment(new RemoveScratch);
+
 json readJson(const fs::path& p) {
   std::ifstream in(p);
   return json::parse(in);
