@@ -25,7 +25,9 @@ void initOnce() {
   MPI_Initialized(&initialized);
   if (initialized) return;
   int provided = 0;
-  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_FUNNELED, &provided), "MPI_Init_thread");
+  // SERIALIZED, not FUNNELED: the trainer calls collectives from a worker's communication thread and
+  // its epoch-end thread, one at a time (never two threads in MPI at once), not only from main().
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::atexit(finalizeAtExit);
 }

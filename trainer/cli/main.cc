@@ -2,31 +2,65 @@
 // usage (flags, paths, an unavailable backend).
 #include <cblas.h>
 
+#include <cstdio>
+#include <cstdlib>
 #include <iostream>
-#include <optional>
+#include <memory>
 #include <optional>
 
 #include "collectives/core/errors.h"
 #include "trainer/cli/options.h"
 #include "trainer/metrics/summary.h"
 #include "trainer/report/baseline.h"
-#include "trainer/report/baseline.h"
 #include "trainer/report/json_report.h"
 #include "trainer/report/text_report.h"
+#include "trainer/report/weights_file.h"
 #include "trainer/run/trainer.h"
+#include "trainer/sync/sync_trainer.h"
 
 namespace {
 
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
+// Under mpirun (the proc backend): this process's rank, else -1. A process that fails ends at once
+// (main), so mpirun stops the others instead of leaving them waiting for it.
+int processRank = -1;
+
+// Under mpirun the ranks are the processes: one worker each, through the proc backend. Async has no
+// form across processes (docs/trainer.md, "Under mpirun").
+std::unique_ptr<cclab::Communicator> processCommunicator(const cclab::trainer::CliOptions& o,
+                                                         cclab::trainer::TrainConfig& config) {
+  using cclab::Backend;
+  using cclab::InvalidArgument;
+  const bool underMpirun = cclab::backendAvailable(Backend::Proc);
+  if (underMpirun && config.mode == cclab::trainer::Mode::Async)
+    throw InvalidArgument("--mode async does not run under mpirun: the parameter server is not built across processes "
+                          "(run it without mpirun, as worker threads; docs/trainer.md)");
+  if (underMpirun && !o.backendGiven) config.sync.backend = Backend::Proc;
+  if (config.sync.backend != Backend::Proc) return nullptr;
+  std::string why;
+  if (!cclab::backendAvailable(Backend::Proc, &why)) throw InvalidArgument("proc backend unavailable: " + why);
+  auto comm = cclab::makeCommunicator(Backend::Proc, cclab::CommConfig{.nranks = 1});
+  processRank = comm->localRanks().front();
+  if (o.workersGiven && config.workers != comm->nranks())
+    throw InvalidArgument("--workers " + std::to_string(config.workers) + " but mpirun started " +
+                          std::to_string(comm->nranks()) +
+                          " processes: the proc backend runs one worker per process (leave out --workers)");
+  config.workers = comm->nranks();
+  cclab::trainer::validate(config);  // the batch must now divide over the processes
+  return comm;
+}
+
 int run(int argc, char** argv) {
   using namespace cclab::trainer;
   const auto options = parseCommandLine(argc, argv, std::cout);
   if (!options) return 0;
-  const TrainConfig& config = options->train;
+  TrainConfig config = options->train;
+  const std::unique_ptr<cclab::Communicator> comm = processCommunicator(*options, config);
+  const bool reports = !comm || comm->printsReport();  // under mpirun: rank 0 alone prints and writes files
   checkOutputs(options->output);  // before training: a run must not end unable to save its results
-  if (config.sync.backend != cclab::Backend::Host) {
+  if (config.sync.backend != cclab::Backend::Host && !comm) {
     std::string why;
     if (!cclab::backendAvailable(config.sync.backend, &why))
       throw cclab::InvalidArgument(std::string(cclab::name(config.sync.backend)) + " backend unavailable: " + why);
@@ -51,17 +85,32 @@ int run(int argc, char** argv) {
     baselines.stragglerFreeSamplesPerS = straggler->samplesPerS;
   }
   const RunInfo info = currentRunInfo(options->commandLine);
-  printHeader(std::cout, config, data.name, info);
+  if (reports) printHeader(std::cout, config, data.name, info);
   std::cout.flush();
   EpochObserver progress;
-  if (!options->output.quiet) progress = [&](const EpochRecord& e) { printProgress(std::cerr, e, config.epochs); };
-  const RunResult result = train(config, data, progress);
+  if (!options->output.quiet && reports) progress = [&](const EpochRecord& e) { printProgress(std::cerr, e, config.epochs); };
+  const RunResult result = comm ? runSync(config, data, *comm, progress) : train(config, data, progress);
   const Summary summary = summarize(result, config.workers, baselines);
+  if (!reports) return 0;
   printSummary(std::cout, config, result, summary);
   if (!options->output.jsonPath.empty())
     writeJson(options->output.jsonPath, runToJson(config, data.name, info, result, summary));
   if (!options->output.tracePath.empty()) writeChromeTrace(options->output.tracePath, result.trace, config.workers);
+  if (!options->output.weightsPath.empty()) writeWeights(options->output.weightsPath, result.finalParams);
   return 0;
+}
+
+// Under mpirun a failing process leaves at once, without MPI_Finalize (which would wait for the others):
+// mpirun sees it exit non-zero and stops the job. Its shared segments are gone already (the
+// communicator was destroyed while the exception left run()).
+int fail(int status, const char* what) {
+  if (processRank < 0) {
+    std::cerr << "cclab-train: " << what << '\n';
+    return status;
+  }
+  std::cout.flush();
+  std::cerr << "cclab-train: rank " << processRank << ": " << what << std::endl;
+  std::_Exit(status);
 }
 
 }  // namespace
@@ -70,10 +119,8 @@ int main(int argc, char** argv) {
   try {
     return run(argc, argv);
   } catch (const cclab::InvalidArgument& e) {
-    std::cerr << "cclab-train: " << e.what() << '\n';
-    return kExitUsage;
+    return fail(kExitUsage, e.what());
   } catch (const std::exception& e) {
-    std::cerr << "cclab-train: " << e.what() << '\n';
-    return kExitFailure;
+    return fail(kExitFailure, e.what());
   }
 }

@@ -31,6 +31,7 @@ void refuseOptionsWithoutEffect(const CLI::App& app, Mode mode) {
 void checkOutputs(const OutputOptions& o) {
   if (!o.jsonPath.empty()) conventions::checkWritable(o.jsonPath, "-J");
   if (!o.tracePath.empty()) conventions::checkWritable(o.tracePath, "--trace");
+  if (!o.weightsPath.empty()) conventions::checkWritable(o.weightsPath, "--save-weights");
   if (!o.jsonPath.empty() && !o.tracePath.empty() &&
       std::filesystem::weakly_canonical(o.jsonPath) == std::filesystem::weakly_canonical(o.tracePath))
     throw InvalidArgument("-J and --trace name the same file '" + o.jsonPath + "'");
@@ -69,7 +70,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_option("--seed", t.seed, "seed for initialisation and shuffling")->capture_default_str();
   app.add_option("--remainder", remainder, "pad or drop: how shards are made equal")->capture_default_str();
   app.add_option("--algo", algo, "allreduce algorithm: ring, tree, dbtree, rhd, auto")->capture_default_str();
-  app.add_option("--backend", backend, "host, cuda or nccl")->capture_default_str();
+  app.add_option("--backend", backend, "host, cuda, nccl, or proc (one rank per process under mpirun; its default there)")->capture_default_str();
   app.add_option("--bucket", bucket, "gradient bucket size (K/M/G)")->capture_default_str();
   app.add_option("--first-bucket", firstBucket, "first gradient bucket size (K/M/G)")->capture_default_str();
   app.add_flag("--no-overlap", noOverlap, "start allreduces only after the whole backward");
@@ -81,6 +82,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   app.add_option("--straggler", straggler, "RANK:compute=FACTOR, e.g. 1:compute=1.4 (40% slower compute; 1:1.4 also)");
   app.add_option("-J,--json", o.output.jsonPath, "write results as JSON");
   app.add_option("--trace", o.output.tracePath, "write a Chrome-trace timeline");
+  app.add_option("--save-weights", o.output.weightsPath, "write the final parameters as raw float32");
   app.add_option("--scaling-baseline", o.output.scalingBaseline, "-J file of a run with fewer workers");
   app.add_option("--straggler-baseline", o.output.stragglerBaseline, "-J file of the same run without straggler");
   app.add_flag("-q,--quiet", o.output.quiet, "no progress on stderr");
@@ -93,7 +95,11 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
     throw InvalidArgument(e.what());
   }
   t.mode = parseMode(mode);
+  if (t.mode == Mode::Async && backend == "proc")  // before the generic refusal: say why
+    throw InvalidArgument("--backend proc runs --mode sync only: the parameter server is not built across processes (docs/trainer.md)");
   refuseOptionsWithoutEffect(app, t.mode);
+  o.backendGiven = app.count("--backend") > 0;
+  o.workersGiven = app.count("--workers") > 0;
   if (app.count("--layers") > 0 && app.count("--widths") > 0)
     throw InvalidArgument("--layers and --widths name the same thing (--widths is its old name): give one");
   t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);

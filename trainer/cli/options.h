@@ -16,6 +16,7 @@ namespace cclab::trainer {
 struct OutputOptions {
   std::string jsonPath;           // -J
   std::string tracePath;          // --trace
+  std::string weightsPath;        // --save-weights: the final parameters, raw float32 (report/weights_file.h)
   std::string scalingBaseline;    // --scaling-baseline: a -J file of the same run with fewer workers
   std::string stragglerBaseline;  // --straggler-baseline: a -J file of the same run without --straggler
   bool quiet = false;             // no per-epoch progress on stderr
@@ -26,6 +27,8 @@ struct CliOptions {
   DataSource data;
   OutputOptions output;
   std::string commandLine;
+  bool backendGiven = false;  // --backend on the command line (else proc under mpirun, host otherwise)
+  bool workersGiven = false;  // --workers on the command line (else, under mpirun, one per process)
 };
 
 // Returns nullopt after printing --help to `help`. Throws InvalidArgument.

@@ -73,6 +73,7 @@ struct RunResult {
   std::int64_t sspMaxGap = -1;      // async with --ssp: the largest lead over the slowest worker seen; -1 otherwise
   double replicaDivergence = 0.0;   // sync: max |w_r - w_0| over ranks (0 when replicas agree)
   std::string communicator;  // the Communicator's description (sync) or "parameter server (shared memory)"
+  std::vector<std::string> rankLocations;  // sync under mpirun: where each rank ran ("pid 42 on host node 0"); else empty
 };
 
 }  // namespace cclab::trainer

@@ -149,7 +149,8 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
     allreduces.push_back({{"epoch", o.epoch}, {"step", o.step}, {"bucket", o.bucket}, {"order", o.order}});
   return {{"schema", kJsonSchema},
           {"machine",
-           {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator}}},
+           {{"host", info.host}, {"cores", info.cores}, {"date", info.dateUtc}, {"communicator", run.communicator},
+            {"ranks", run.rankLocations}}},
           {"command", info.commandLine},
           {"config", configJson(config, dataName)},
           {"summary", summaryJson(config, summary, run)},

@@ -77,6 +77,8 @@ void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run,
     fmt::print(out, "  {:>6} {:>9.2f} {:>12.0f} {:>10.4f} {:>11.4f} {:>11.2f}\n", e.epoch + 1, e.trainTimeS, e.samplesPerS,
                e.trainLoss, e.testLoss, 100.0 * e.testAccuracy);
   fmt::print(out, "#\n# communicator: {}\n", run.communicator);
+  for (std::size_t r = 0; r < run.rankLocations.size(); ++r)  // under mpirun: where each rank's process ran
+    fmt::print(out, "#   rank {:>3}: {}\n", r, run.rankLocations[r]);
   fmt::print(out, "# throughput      {:.0f} samples/s over {:.2f} s of training\n", s.samplesPerS, s.trainTimeS);
   if (c.compute.active())
     fmt::print(out, "# clock           emulated {} (compute = FLOPs / rate, communication real); wall time {:.2f} s\n",

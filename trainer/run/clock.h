@@ -12,6 +12,7 @@ using Clock = std::chrono::steady_clock;
 class RunClock {
  public:
   RunClock() : origin_(Clock::now()) {}
+  explicit RunClock(Clock::time_point origin) : origin_(origin) {}  // an origin agreed with other processes
   [[nodiscard]] std::int64_t nowNs() const {
     return std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - origin_).count();
   }

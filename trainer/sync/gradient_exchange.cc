@@ -3,7 +3,8 @@
 namespace cclab::trainer {
 
 GradientExchange::GradientExchange(Communicator& comm, CollectiveOptions options, std::int64_t parameters)
-    : comm_(comm), options_(options), staged_(comm.backend() != Backend::Host) {
+    // proc: plain host memory; the backend copies it through its shared segment itself.
+    : comm_(comm), options_(options), staged_(comm.backend() != Backend::Host && comm.backend() != Backend::Proc) {
   if (!staged_) return;
   for (int r = 0; r < comm.nranks(); ++r)
     device_.push_back(comm.allocate(r, static_cast<std::size_t>(parameters) * sizeof(float)));

@@ -2,7 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <array>
+#include <cstring>
 #include <memory>
+#include <set>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -14,6 +18,7 @@
 #include "trainer/run/divergence.h"
 #include "trainer/run/epoch_runner.h"
 #include "trainer/run/gradient_step.h"
+#include "trainer/run/processes.h"
 #include "trainer/run/steps.h"
 #include "trainer/sync/buckets.h"
 #include "trainer/sync/comm_thread.h"
@@ -165,6 +170,42 @@ class SyncWorker {
   CommThread comm_;  // last: its thread stops before the buffers it reduces go away
 };
 
+// Trace events cross processes by name (a name is a string literal, at another address in each process).
+struct WireTraceEvent {
+  std::array<char, 48> name;
+  int track;
+  std::int64_t startNs, durNs, step;
+};
+
+std::vector<TraceEvent> concatTrace(const ProcessGroup& group, const std::vector<TraceEvent>& mine) {
+  if (!group.spansProcesses()) return mine;
+  std::vector<WireTraceEvent> wire;
+  for (const TraceEvent& e : mine) {
+    WireTraceEvent w{};
+    std::strncpy(w.name.data(), e.name, w.name.size() - 1);
+    w.track = e.track;
+    w.startNs = e.startNs;
+    w.durNs = e.durNs;
+    w.step = e.step;
+    wire.push_back(w);
+  }
+  static std::set<std::string> names;  // stable storage for the names of the other processes' events
+  std::vector<TraceEvent> all;
+  for (const WireTraceEvent& w : group.concat(wire))
+    all.push_back({names.insert(std::string(w.name.data())).first->c_str(), w.track, w.startNs, w.durNs, w.step});
+  return all;
+}
+
+// What each process adds to an epoch's end: its ranks' training loss and samples and its epoch time;
+// rank 0 also the test evaluation (of its replica; the replicas agree), which every process then uses,
+// so a diverged run stops on every process at the same epoch.
+struct EpochShare {
+  double lossSum;
+  std::int64_t samples;
+  std::int64_t epochNs;
+  EvalResult test;
+};
+
 }  // namespace
 
 RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator& comm, const EpochObserver& observe) {
@@ -179,43 +220,64 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
   CollectiveOptions options;
   options.algorithm = config.sync.algorithm;
   GradientExchange exchange(comm, options, units.totalCount());
-  const RunClock clock;
+  const ProcessGroup group(comm);  // under mpirun: this process runs one rank, the others the rest
+  const RunClock clock = group.commonClock();
   const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
   const SyncShared shared{config, data, model, units, buckets, exchange, clock, stepsPerEpoch(config, probe.samplesPerReplica())};
 
   std::vector<std::unique_ptr<SyncWorker>> workers;
-  for (int r = 0; r < config.workers; ++r) workers.push_back(std::make_unique<SyncWorker>(r, shared));
+  for (int r : group.localRanks()) workers.push_back(std::make_unique<SyncWorker>(r, shared));
+  const bool evaluates = group.localRanks().front() == kRoot;
 
   RunResult result;
   result.communicator = comm.description();
+  result.rankLocations = comm.rankLocations();
   double trainS = 0.0;
   EpochRunnerHooks hooks;
-  hooks.runEpoch = [&](int rank, int epoch) { workers[static_cast<std::size_t>(rank)]->runEpoch(epoch); };
+  hooks.runEpoch = [&](int index, int epoch) { workers[static_cast<std::size_t>(index)]->runEpoch(epoch); };
   hooks.onEpochEnd = [&](int epoch, std::int64_t epochNs) {
+    EpochShare mine{0.0, 0, epochNs, {}};
+    for (const auto& w : workers) {
+      mine.lossSum += w->lossSum();
+      mine.samples += w->samples();
+    }
+    if (evaluates) mine.test = evaluate(model, workers.front()->params(), data.test);
+    const std::vector<EpochShare> shares = group.concat(std::span<const EpochShare>(&mine, 1));
     double lossSum = 0.0;
     std::int64_t samples = 0;
-    for (const auto& w : workers) {
-      lossSum += w->lossSum();
-      samples += w->samples();
+    for (const EpochShare& e : shares) {  // in rank order: every process sums alike
+      lossSum += e.lossSum;
+      samples += e.samples;
+      epochNs = std::max(epochNs, e.epochNs);  // the epoch ends when the last process ends it
     }
     trainS += static_cast<double>(epochNs) / kNsPerS;
-    const EvalResult test = evaluate(model, workers.front()->params(), data.test);
+    const EvalResult test = shares.front().test;
     result.epochs.push_back(makeEpochRecord(epoch, lossSum, samples, test, epochNs, trainS));
     if (observe) observe(result.epochs.back());
     checkEpochFinite(result.epochs.back(), config);
   };
-  const std::int64_t trainNs = runEpochs(config.workers, config.epochs, clock, hooks);
+  const std::int64_t trainNs = runEpochs(static_cast<int>(workers.size()), config.epochs, clock, hooks);
 
+  // Every rank's records, in rank order, on every process (under mpirun through allgathers: the
+  // report rank 0 writes holds every rank's figures).
   result.trainTimeS = static_cast<double>(trainNs) / kNsPerS;
+  std::vector<TraceEvent> trace;
+  std::vector<StepRecord> steps;
+  std::vector<BucketArrival> arrivals;
+  std::int64_t reduced = 0;
   for (auto& w : workers) {
-    w->collectTrace(result.trace);
-    result.steps.insert(result.steps.end(), w->records().begin(), w->records().end());
-    for (const StepRecord& r : w->records()) result.samples += r.samples;
+    w->collectTrace(trace);
+    steps.insert(steps.end(), w->records().begin(), w->records().end());
+    arrivals.insert(arrivals.end(), w->arrivals().begin(), w->arrivals().end());
+    reduced += w->reducedElements();
   }
-  for (const auto& w : workers) {
-    result.arrivals.insert(result.arrivals.end(), w->arrivals().begin(), w->arrivals().end());
-    result.allreducedBytes += w->reducedElements() * static_cast<std::int64_t>(sizeof(float));
-  }
+  result.trace = concatTrace(group, trace);
+  result.steps = group.concat(steps);
+  result.arrivals = group.concat(arrivals);
+  for (const std::int64_t n : group.concat(std::span<const std::int64_t>(&reduced, 1)))
+    result.allreducedBytes += n * static_cast<std::int64_t>(sizeof(float));
+  for (const StepRecord& r : result.steps) result.samples += r.samples;
+  result.trainTimeS = comm.maxOverProcesses(result.trainTimeS);
   result.wallTrainTimeS = result.trainTimeS;
   if (config.compute.active()) {
     VirtualRun v{config.workers, config.sync.overlap, std::vector<double>(static_cast<std::size_t>(config.workers), 1.0)};
@@ -224,11 +286,15 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
     applyVirtualClock(result, costs, buckets, v);
   }
   attributeSyncWaits(result.steps, result.arrivals);
-  const auto root = workers.front()->params();
-  result.finalParams.assign(root.begin(), root.end());
+  // Rank 0's replica (sent to the other processes), and how far any replica is from it.
+  const auto first = workers.front()->params();
+  result.finalParams.assign(first.begin(), first.end());
+  if (group.spansProcesses()) exchange.broadcast(group.localRanks().front(), result.finalParams, kRoot);
+  const std::span<const float> root = result.finalParams;
   for (const auto& w : workers)
     for (std::size_t i = 0; i < root.size(); ++i)
       result.replicaDivergence = std::max(result.replicaDivergence, static_cast<double>(std::abs(w->params()[i] - root[i])));
+  result.replicaDivergence = comm.maxOverProcesses(result.replicaDivergence);
   return result;
 }
 
