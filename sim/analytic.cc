@@ -34,7 +34,7 @@ std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count, in
     case Collective::AllReduce:
       if (a == Algorithm::Hierarchical) {
         if (!isTwoLevel(p, g)) return maxOpElems(c, Algorithm::Ring, p, count);
-        return plan::chunkOf(plan::chunkOf(count, g, 0).count, p / g, 0).count;  // a piece
+        return plan::chunkOf(count, g, 0).count;  // a shard (the node rings move whole shards)
       }
       if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
       if (p == 1) return count;
@@ -79,8 +79,8 @@ Micros closedForm(const Schedule& s, const CostParams& k) {
             const std::int64_t chunk = s.count / p;
             return ringAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
           }
-          const std::int64_t piece = s.count / p;  // count / (g shards x p/g pieces)
-          return hierarchicalAllReduce(p / g, g, n, roundsOf(piece, S), Algorithm::Ring, {k, k});
+          const std::int64_t shard = s.count / g, piece = s.count / p;  // g shards of p/g pieces
+          return hierarchicalAllReduce(p / g, g, n, {roundsOf(shard, S), roundsOf(piece, S)}, Algorithm::Ring, {k, k});
         }
         case Algorithm::OneShot: return oneShotAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::TwoShot: {

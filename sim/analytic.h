@@ -80,14 +80,18 @@ Micros twoShotAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const Cost
 Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 
-// analytic_hierarchical.cc: allreduce on nodes x gpus: hier-ring is the hier plan's pipelined
-// schedule (rounds = slice rounds per piece of n/(gpus·nodes)); hier-tree (no plan, analytic only)
+// analytic_hierarchical.cc: allreduce on nodes x gpus: hier-ring is the hier plan's three pipelined
+// phases (rounds: slice rounds per shard of n/gpus and per piece of n/(gpus·nodes)); hier-tree (no plan, analytic only)
 // reduce-scatters in the node, tree-allreduces each 1/gpus shard across nodes, allgathers in the node.
 struct HierarchicalParams {
   CostParams intra;  // GPU to GPU inside a node
   CostParams inter;  // one GPU's share of its node's NICs, node to node
 };
-Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, std::int64_t rounds, plan::Algorithm inter,
+struct HierarchicalRounds {
+  std::int64_t shard = 1;  // slice rounds of a node-ring op (one shard)
+  std::int64_t piece = 1;  // slice rounds of a network-ring op (one piece)
+};
+Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, HierarchicalRounds rounds, plan::Algorithm inter,
                              const HierarchicalParams& h);
 
 }  // namespace cclab::sim

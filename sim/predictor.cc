@@ -40,15 +40,17 @@ Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int
                                                         : sliceElemsOf(sliceBytes, elemSize);
     if (info.hierarchical) {  // the two-level closed forms, with the cluster's intra and inter parameters
       const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
-      const std::int64_t part = count / sh.channels, piece = part / std::max(1, N * G);
-      const std::int64_t rounds = slice > 0 ? std::max<std::int64_t>(1, (piece + slice - 1) / slice) : 1;
+      const std::int64_t part = count / sh.channels, shard = part / std::max(1, G), piece = shard / std::max(1, N);
+      auto rounds = [&](std::int64_t op) { return slice > 0 ? std::max<std::int64_t>(1, (op + slice - 1) / slice) : 1; };
+      auto message = [&](std::int64_t op) { return (slice > 0 ? std::min(slice, op) : op) * elemSize; };
       HierarchicalParams h = hierarchicalParams(topo, sh.channels);
-      const Bytes message = (slice > 0 ? std::min(slice, piece) : piece) * elemSize;
-      h.intra = withProtocol(topo, h.intra, message);
+      const bool tree = info.planAlgorithm == plan::Algorithm::Tree;  // hier-tree: its unpipelined form, as before
+      // hier-ring: the node rings move shards, the network ring pieces (each message's protocol by its size).
+      h.intra = withProtocol(topo, h.intra, message(tree ? piece : shard));
       const Micros startup = h.inter.startup;
-      h.inter = withProtocol(topo, h.inter, message);
-      return startup + hierarchicalAllReduce(N, G, part * elemSize, rounds, info.planAlgorithm == plan::Algorithm::Tree
-                                                                            ? plan::Algorithm::Tree : plan::Algorithm::Ring, h);
+      h.inter = withProtocol(topo, h.inter, message(piece));
+      return startup + hierarchicalAllReduce(N, G, part * elemSize, {rounds(shard), rounds(piece)},
+                                             tree ? plan::Algorithm::Tree : plan::Algorithm::Ring, h);
     }
     return predictOn(topo, {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize,
                             .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh);

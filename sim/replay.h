@@ -45,10 +45,11 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 // Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
 // replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
 // memory is per agent and connection plus the topology: measured 12.6 MB for the 8192-rank ring and
-// 42.9 MB for the 32768-rank hier allreduce (g = 8). Its time is the op-slices, which grow as ranks^2:
-// the 32768-rank hier is 4.3e9 op-slices, 19 minutes on a loaded 2-core VM (docs/results/sim.md,
-// "Replay at scale"), so more ranks are the analytic model's job (--model analytic). A materialized
-// plan (algorithms without a rule) still costs 72 bytes per op.
+// 42.9 MB for the 32768-rank hier allreduce (g = 8). Its time is the op-slices, which grow as ranks^2
+// for a flat ring: the 32768-rank hier (256 MiB, auto slices) is 5.4e8 op-slices, 102 s on a loaded
+// 2-core VM (docs/results/sim.md, "hier: node rings of whole shards"; 4.3e9 and 19 minutes when its node
+// rings moved N pieces per step), so more ranks are the analytic model's job (--model analytic). A
+// materialized plan (algorithms without a rule) still costs 72 bytes per op.
 inline constexpr int kMaxReplayRanks = 32768;
 
 // Most op-slices (one slice of one op on one rank) a replay runs unless told otherwise
@@ -56,7 +57,8 @@ inline constexpr int kMaxReplayRanks = 32768;
 // (docs/results/sim.md) 1e9 is one to three minutes. `--slice 1` on a 1 GiB ring allreduce would be
 // 1e10 and more; it is refused before it starts.
 inline constexpr std::int64_t kMaxReplayOpSlices = 1'000'000'000;
-// The most a caller may raise that limit to (a 32768-rank hier replay is 4.3e9 op-slices).
+// The most a caller may raise that limit to (e.g. an 8192-rank ring with small slices; ten times the
+// default, 10 to 30 minutes).
 inline constexpr std::int64_t kMaxReplayOpSlicesRaised = 10'000'000'000;
 
 struct ReplayOptions {

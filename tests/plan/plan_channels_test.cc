@@ -106,6 +106,38 @@ TEST(Hierarchical, CrossesNodesOnlyBetweenRanksOfTheSameLocalIndex) {
   EXPECT_NEAR(static_cast<double>(crossing), 2.0 * (kNodes - 1) / kNodes * 1000.0 / kPerNode * kNodes * kPerNode, 48.0);
 }
 
+// The node rings move whole shards: 4(g-1) intra-node ops per rank and channel (phases 0 and 2),
+// whatever the node count, and 4(N-1) network ops (phase 1), each a piece of 1/N of the shard.
+TEST(Hierarchical, NodeRingOpsDoNotGrowWithTheNodeCount) {
+  constexpr int kPerNode = 4, kChannels = 2;
+  for (int nodes : {2, 3, 5, 8}) {
+    const int p = kPerNode * nodes;
+    const std::int64_t count = 1000 * p + 7;
+    const Plan plan = makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {kChannels, kPerNode});
+    ASSERT_TRUE(validate(plan, {.symbolic = false}).empty()) << nodes;
+    EXPECT_EQ(plan.nphases, 3);
+    for (int r = 0; r < p; ++r) {
+      const auto spans = channelOps(plan, r);
+      for (int c = 0; c < kChannels; ++c) {
+        int intra = 0, inter = 0;
+        for (const Op& op : spans[c]) {
+          if (op.peer / kPerNode == r / kPerNode) {
+            ++intra;
+            EXPECT_NE(op.phase, 1) << describe(op);
+            EXPECT_GE(op.count(), count / kChannels / kPerNode) << describe(op);  // a whole shard
+          } else {
+            ++inter;
+            EXPECT_EQ(op.phase, 1) << describe(op);
+            EXPECT_LE(op.count(), count / kChannels / kPerNode / nodes + 1) << describe(op);  // a piece
+          }
+        }
+        EXPECT_EQ(intra, 4 * (kPerNode - 1)) << "nodes " << nodes << " rank " << r << " channel " << c;
+        EXPECT_EQ(inter, 4 * (nodes - 1)) << "nodes " << nodes << " rank " << r << " channel " << c;
+      }
+    }
+  }
+}
+
 // ReduceAll folds in rank order on every rank: every rank's output has identical bits, equal to
 // ((x0 + x1) + x2) + ... computed here in the same order.
 TEST(ReduceAll, OneShotAndTwoShotGiveEveryRankTheSameBits) {
