@@ -72,6 +72,7 @@ class CudaContext {
   [[nodiscard]] const DeviceMap& map() const { return map_; }
   [[nodiscard]] const DeviceSet& devices() const { return devices_; }
   [[nodiscard]] RankState& rank(int r) { return ranks_.at(static_cast<std::size_t>(r)); }
+  [[nodiscard]] const RankState& rank(int r) const { return ranks_.at(static_cast<std::size_t>(r)); }
   [[nodiscard]] int smCount(int device) const { return devices_.info(device).smCount; }
 
  private:
