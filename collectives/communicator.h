@@ -147,7 +147,7 @@ class Communicator {
   }
   // The native stream (a cudaStream_t) that orders `rank`'s collectives: work enqueued on it before a
   // call runs before the call, work enqueued after it runs after the call. nullptr on backends without
-  // streams (host, proc); NCCL and the CUDA backend without a device stream per rank return nullptr too.
+  // streams (host, proc).
   [[nodiscard]] virtual void* rankStream(int rank) const {
     (void)rank;
     return nullptr;
