@@ -51,11 +51,13 @@ double maxRelDiff(const std::vector<float>& a, const std::vector<float>& b) {
 struct Run {
   std::vector<std::vector<float>> params;  // per rank, after the steps
   std::vector<double> loss;                // rank 0's loss per step
+  StepTimes last;                          // rank 0's last step's time split
 };
 
 // `steps` data-parallel steps on `comm`: every rank starts from the same parameters, trains on its
 // own random batch per step (class labels cycling), allreduces each layer's gradient in place as soon
-// as the layer's backward is enqueued (one bucket per layer, last layer first), then SGD with 1/N.
+// as the layer's backward is enqueued (one bucket per layer, last layer first, on the communication
+// stream while the compute stream goes on with the layers below), then SGD with 1/N.
 template <class MakeRunner>
 Run train(Communicator& comm, const ParameterLayout& layout, std::int64_t batch, int steps, MakeRunner makeRunner) {
   const int n = comm.nranks();
@@ -80,11 +82,16 @@ Run train(Communicator& comm, const ParameterLayout& layout, std::int64_t batch,
           mlp.backward([&](int l) {
             const LayerSlice& ls = layout.layer(l);
             float* g = mlp.grads() + ls.begin();
-            if (n > 1) comm.allReduce(r, g, g, ls.count(), DataType::Float32, ReduceOp::Sum);
+            if (n == 1) return;
+            mlp.handOff();  // the allreduce (communication stream) after this layer's backward (compute stream)
+            comm.allReduce(r, g, g, ls.count(), DataType::Float32, ReduceOp::Sum);
+            mlp.collectiveEnqueued();
           });
+          mlp.join();
           mlp.sgd();
           const StepLoss loss = mlp.finishStep();
           if (r == 0) out.loss[static_cast<std::size_t>(s)] = loss.lossSum;
+          if (r == 0) out.last = mlp.stepTimes();
         }
         out.params[static_cast<std::size_t>(r)].resize(static_cast<std::size_t>(layout.parameterCount()));
         mlp.downloadParams(out.params[static_cast<std::size_t>(r)]);
@@ -114,6 +121,12 @@ void compareWithReference(int ranks, int steps) {
   }
   for (int s = 0; s < steps; ++s)
     EXPECT_NEAR(dev.loss[static_cast<std::size_t>(s)], ref.loss[static_cast<std::size_t>(s)], 1e-3 * std::max(1.0, ref.loss[static_cast<std::size_t>(s)]));
+  // Device timers: a step takes time; with ranks, the collectives do and fit in the step's span.
+  EXPECT_GT(dev.last.stepNs, 0);
+  EXPECT_LE(dev.last.exposedNs, dev.last.stepNs);
+  if (ranks > 1) {
+    EXPECT_GT(dev.last.commNs, 0);
+  }
   // The steps moved the parameters (the comparison is not of two untouched copies).
   const auto init = randomVector(static_cast<std::size_t>(layout.parameterCount()), 17, 0.2F);
   EXPECT_GT(maxRelDiff(ref.params[0], init), 1e-3);

@@ -233,6 +233,29 @@ TEST(CublasDeviceLoop, TrainsAsRunSyncWithInPlaceBuckets) {
   }
 }
 
+TEST(CublasDeviceLoop, StepRecordsSplitTheStepIntoComputeAndCommunication) {
+  const DataSplit data = tinyData(600, 90);
+  for (int workers : {1, 3}) {
+    TrainConfig c = tinyConfig(Mode::Sync, workers, 45);
+    c.sync.firstBucketBytes = 300;
+    c.maxStepsPerEpoch = 3;
+    const RunResult dev = runDeviceLoopOnHost(c, data);
+    ASSERT_EQ(dev.steps.size(), static_cast<std::size_t>(workers * 3 * c.epochs));
+    for (const StepRecord& r : dev.steps) {
+      // The runner's step lies inside the host's; on the CPU reference nothing overlaps.
+      EXPECT_LE(r.computeNs + r.exposedCommNs, r.stepNs());
+      EXPECT_GT(r.computeNs, 0);
+      EXPECT_EQ(r.overlappedNs, 0);
+      EXPECT_EQ(r.exposedCommNs, r.commBusyNs);
+      if (workers == 1) {
+        EXPECT_EQ(r.commBusyNs, 0);
+      } else {
+        EXPECT_GT(r.commBusyNs, 0);
+      }
+    }
+  }
+}
+
 TEST(CublasDeviceLoop, MicroBatchesAndNoOverlapMatchRunSync) {
   const DataSplit data = tinyData(600, 90);
   TrainConfig c = tinyConfig(Mode::Sync, 2, 42);

@@ -8,6 +8,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/cuda/cuda_check.h"
+#include "collectives/cuda/cuda_resources.h"
 #include "trainer/cublas/cublas_kernels.h"
 #include "trainer/cublas/cublas_library.h"
 
@@ -27,11 +28,15 @@ class CublasRunner final : public OpRunner {
  public:
   CublasRunner(Communicator& comm, int rank, const RegionSizes& sizes)
       : comm_(comm), rank_(rank), sizes_(sizes), api_(loadApi()),
-        stream_(static_cast<cudaStream_t>(comm.rankStream(rank))) {
-    if (comm.backend() != Backend::Cuda || stream_ == nullptr)
+        commStream_(static_cast<cudaStream_t>(comm.rankStream(rank))) {
+    if (comm.backend() != Backend::Cuda || commStream_ == nullptr)
       throw InvalidArgument("the cuBLAS path needs the cuda backend's per-rank streams");
-    CCLAB_CUDA_CHECK(cudaStreamGetDevice(stream_, &device_));
+    CCLAB_CUDA_CHECK(cudaStreamGetDevice(commStream_, &device_));
     CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    ownedStream_ = cuda::makeStream(device_);
+    stream_ = ownedStream_.get();
+    computed_ = cuda::makeEvent(device_);
+    communicated_ = cuda::makeEvent(device_);
     const auto alloc = [&](std::int64_t elems, std::size_t elemBytes) {
       const std::size_t bytes = static_cast<std::size_t>(elems) * elemBytes;
       Buffer b = comm.allocate(rank, bytes);
@@ -50,11 +55,10 @@ class CublasRunner final : public OpRunner {
   }
   CublasRunner(const CublasRunner&) = delete;
   CublasRunner& operator=(const CublasRunner&) = delete;
-  ~CublasRunner() override {
-    if (handle_ != nullptr) {
-      cudaSetDevice(device_);
-      api_.destroy(handle_);
-    }
+  ~CublasRunner() override {  // never throws; stream, events and regions release themselves after this
+    cudaSetDevice(device_);
+    if (handle_ != nullptr) api_.destroy(handle_);
+    if (stream_ != nullptr) cudaStreamSynchronize(stream_);
   }
 
   void* region(Region r, int index) override {
@@ -110,12 +114,64 @@ class CublasRunner final : public OpRunner {
   // A copy into pageable memory would block at once; it is done in synchronize(), after the wait.
   void download(void* dst, const void* src, std::size_t bytes) override { pending_.push_back({dst, src, bytes}); }
 
-  void synchronize() override {
-    comm_.synchronizeRank(rank_);  // this rank's stream only, bounded, device-side errors reported
+  // A cudaStreamWaitEvent waits for the event's latest record at the time of the call, so one event
+  // per direction serves every hand-off.
+  void handOff() override {
     CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    CCLAB_CUDA_CHECK(cudaEventRecord(computed_.get(), stream_));
+    CCLAB_CUDA_CHECK(cudaStreamWaitEvent(commStream_, computed_.get(), 0));
+  }
+  void join() override {
+    CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    if (inStep_) CCLAB_CUDA_CHECK(cudaEventRecord(timer(joinWait_), stream_));
+    CCLAB_CUDA_CHECK(cudaEventRecord(communicated_.get(), commStream_));
+    CCLAB_CUDA_CHECK(cudaStreamWaitEvent(stream_, communicated_.get(), 0));
+    if (inStep_) CCLAB_CUDA_CHECK(cudaEventRecord(timer(joinDone_), stream_));
+  }
+
+  // Timing events are recorded on the stream whose progress they time: the step's ends and the join on
+  // the compute stream, each collective's ends on the communication stream (its begin is recorded
+  // after the hand-off's wait, so it completes when the collective can start).
+  void stepBegin() override {
+    CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    comms_ = 0;
+    inStep_ = true;
+    CCLAB_CUDA_CHECK(cudaEventRecord(timer(stepBegin_), stream_));
+  }
+  void commBegin() override {
+    if (!inStep_) return;
+    if (commBegin_.size() <= comms_) {
+      commBegin_.emplace_back();
+      commEnd_.emplace_back();
+    }
+    CCLAB_CUDA_CHECK(cudaEventRecord(timer(commBegin_[comms_]), commStream_));
+  }
+  void commEnd() override {
+    if (!inStep_) return;
+    CCLAB_CUDA_CHECK(cudaEventRecord(timer(commEnd_[comms_++]), commStream_));
+  }
+  void stepEnd() override {
+    CCLAB_CUDA_CHECK(cudaEventRecord(timer(stepEnd_), stream_));
+    inStep_ = false;
+  }
+  StepTimes stepTimes() override {
+    StepTimes t;
+    t.stepNs = elapsedNs(stepBegin_, stepEnd_);
+    for (std::size_t i = 0; i < comms_; ++i) t.commNs += elapsedNs(commBegin_[i], commEnd_[i]);
+    t.exposedNs = joinWait_.get() != nullptr ? elapsedNs(joinWait_, joinDone_) : 0;
+    return t;
+  }
+
+  void synchronize() override {
+    // The communication stream first: bounded by the communicator, device-side errors reported; the
+    // compute stream then holds only kernels and copies (whatever waits on collectives waits on
+    // work already done).
+    comm_.synchronizeRank(rank_);
+    CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
     for (const Pending& p : pending_) CCLAB_CUDA_CHECK(cudaMemcpyAsync(p.dst, p.src, p.bytes, cudaMemcpyDeviceToHost, stream_));
     pending_.clear();
-    CCLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));  // the copies only: the stream was drained above
+    CCLAB_CUDA_CHECK(cudaStreamSynchronize(stream_));
   }
 
   std::string description() const override { return "cuBLAS (" + api_.origin + ") on device " + std::to_string(device_); }
@@ -126,6 +182,15 @@ class CublasRunner final : public OpRunner {
     const CublasApi* api = cublasApi(&why);
     if (!api) throw Error(why);
     return *api;
+  }
+  cudaEvent_t timer(cuda::Event& e) {  // a timing event, created on first use
+    if (e.get() == nullptr) e = cuda::makeEvent(device_, true);
+    return e.get();
+  }
+  static std::int64_t elapsedNs(const cuda::Event& from, const cuda::Event& to) {
+    float ms = 0.0F;
+    CCLAB_CUDA_CHECK(cudaEventElapsedTime(&ms, from.get(), to.get()));
+    return static_cast<std::int64_t>(static_cast<double>(ms) * 1e6);
   }
   float* at(const MatrixRef& m) { return static_cast<float*>(region(m.region, m.index)) + m.offset; }
 
@@ -138,7 +203,15 @@ class CublasRunner final : public OpRunner {
   int rank_;
   RegionSizes sizes_;
   const CublasApi& api_;
-  cudaStream_t stream_;
+  cudaStream_t commStream_;         // the communicator's stream for this rank (collectives)
+  cuda::Stream ownedStream_;
+  cudaStream_t stream_ = nullptr;  // this runner's compute stream (GEMMs, kernels, copies)
+  cuda::Event computed_;           // compute -> communication hand-off
+  cuda::Event communicated_;       // communication -> compute join
+  bool inStep_ = false;
+  std::size_t comms_ = 0;  // collectives timed in this step
+  cuda::Event stepBegin_, stepEnd_, joinWait_, joinDone_;
+  std::vector<cuda::Event> commBegin_, commEnd_;
   int device_ = 0;
   cublasHandle_t handle_ = nullptr;
   std::vector<Buffer> floats_;

@@ -31,6 +31,7 @@ void DeviceMlp::downloadParams(std::span<float> host) {
 
 void DeviceMlp::beginStep() {
   forwards_ = 0;
+  runner_->stepBegin();
   run(program_.zeroGrads);
 }
 
@@ -61,8 +62,10 @@ StepLoss DeviceMlp::finishStep() {
   if (forwards_ != microBatches_)
     throw InvalidArgument("DeviceMlp: a step ran " + std::to_string(forwards_) + " of " + std::to_string(microBatches_) +
                           " micro-batches");
+  runner_->stepEnd();
   runner_->download(lossHost_.data(), runner_->region(Region::LossRows, 0), lossHost_.size() * sizeof(double));
   runner_->synchronize();
+  times_ = runner_->stepTimes();
   StepLoss out;
   for (double v : lossHost_) out.lossSum += v;
   out.samples = static_cast<std::int64_t>(lossHost_.size());

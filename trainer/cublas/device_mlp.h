@@ -36,8 +36,19 @@ class DeviceMlp {
   // Backward of the last forward; onLayerDone(l) once layer l's gradient ops are enqueued (l = L-1 .. 0).
   void backward(const LayerDoneFn& onLayerDone = {});
   void sgd();
-  // Waits for this rank's stream; returns the step's loss over all micro-batches.
+  // Before a collective on params() or grads(): it runs after the compute enqueued so far.
+  void handOff() {
+    runner_->handOff();
+    runner_->commBegin();
+  }
+  // Right after a collective is enqueued (times it).
+  void collectiveEnqueued() { runner_->commEnd(); }
+  // After the step's (or the broadcast's) collectives: the compute enqueued next runs after them.
+  void join() { runner_->join(); }
+  // Waits for this rank's streams; returns the step's loss over all micro-batches.
   StepLoss finishStep();
+  // The last finished step's time split (op_runner.h).
+  [[nodiscard]] const StepTimes& stepTimes() const { return times_; }
 
  private:
   float* floats(Region r, int index = 0) { return static_cast<float*>(runner_->region(r, index)); }
@@ -50,6 +61,7 @@ class DeviceMlp {
   StepProgram program_;
   std::vector<double> lossHost_;
   int forwards_ = 0;
+  StepTimes times_;
 };
 
 }  // namespace cclab::trainer::cublas

@@ -50,7 +50,10 @@ class DeviceWorker {
       }
       CollectiveOptions o = s_.options;
       o.algorithm = plan::Algorithm::Auto;  // the allreduce's algorithm may have no broadcast form
+      mlp_.handOff();
       s_.comm.broadcast(rank_, mlp_.params(), mlp_.params(), mlp_.parameterCount(), DataType::Float32, kRoot, o);
+      mlp_.collectiveEnqueued();
+      mlp_.join();
     }
     lossSum_ = 0.0;
     samples_ = 0;
@@ -76,7 +79,9 @@ class DeviceWorker {
       const Bucket& bk = s_.buckets[next_++];
       if (s_.config.workers == 1) continue;
       float* g = mlp_.grads() + bk.offset;
+      mlp_.handOff();  // after the backward that produced the bucket; the next layers' overlap it
       s_.comm.allReduce(rank_, g, g, bk.count, DataType::Float32, ReduceOp::Sum, s_.options);
+      mlp_.collectiveEnqueued();
       reduced_ += bk.count;
     }
   }
@@ -95,6 +100,7 @@ class DeviceWorker {
     }
     submitReady(0);
     const std::int64_t enqueued = s_.clock.nowNs();
+    mlp_.join();  // the update waits for every bucket's allreduce
     mlp_.sgd();
     const StepLoss loss = mlp_.finishStep();  // this rank's stream only
     checkLossFinite(loss.lossSum, s_.config, epoch, step, rank_);
@@ -105,9 +111,15 @@ class DeviceWorker {
     r.startNs = start;
     r.readyNs = enqueued;
     r.doneNs = r.endNs = s_.clock.nowNs();
-    // The device runs compute and allreduces on one stream; their split is not measured (no device
-    // timers yet), so the whole step counts as compute.
-    r.computeNs = r.deviceComputeNs = r.endNs - r.startNs;
+    // The split is the runner's (device time on the cuBLAS path): compute = the compute stream's step
+    // less its wait for the collectives (exposed communication, peers' lateness included: the device
+    // cannot tell them apart); busy = the collectives on the communication stream, overlapped = busy
+    // less exposed. The step itself is the host's wall time (startNs..endNs).
+    const StepTimes& t = mlp_.stepTimes();
+    r.exposedCommNs = t.exposedNs;
+    r.computeNs = r.deviceComputeNs = std::max<std::int64_t>(0, t.stepNs - t.exposedNs);
+    r.commBusyNs = t.commNs;
+    r.overlappedNs = std::max<std::int64_t>(0, t.commNs - t.exposedNs);
     r.lossSum = loss.lossSum;
     r.samples = loss.samples;
     records_.push_back(r);

@@ -1,6 +1,7 @@
 #include "trainer/cublas/interpret.h"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 
 #include "collectives/core/errors.h"
@@ -127,11 +128,28 @@ class HostRunner final : public OpRunner {
   void run(const Op& op) override { interpret(op, regions_); }
   void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void handOff() override {}  // every op and collective completes when called
+  void join() override {}
   void synchronize() override {}
+  void stepBegin() override {
+    times_ = {};
+    stepStart_ = Clock::now();
+  }
+  void commBegin() override { commStart_ = Clock::now(); }
+  void commEnd() override { times_.commNs += ns(Clock::now() - commStart_); }
+  void stepEnd() override {
+    times_.stepNs = ns(Clock::now() - stepStart_);
+    times_.exposedNs = times_.commNs;  // nothing overlaps on one thread
+  }
+  StepTimes stepTimes() override { return times_; }
   std::string description() const override { return "CPU reference of the cuBLAS program"; }
 
  private:
+  using Clock = std::chrono::steady_clock;
+  static std::int64_t ns(Clock::duration d) { return std::chrono::duration_cast<std::chrono::nanoseconds>(d).count(); }
   HostRegions regions_;
+  StepTimes times_;
+  Clock::time_point stepStart_, commStart_;
 };
 
 }  // namespace
