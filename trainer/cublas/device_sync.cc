@@ -102,7 +102,7 @@ class DeviceWorker {
     const std::int64_t enqueued = s_.clock.nowNs();
     mlp_.join();  // the update waits for every bucket's allreduce
     mlp_.sgd();
-    const StepLoss loss = mlp_.finishStep();  // this rank's stream only
+    const StepLoss loss = mlp_.finishStep();  // this rank's two streams only
     checkLossFinite(loss.lossSum, s_.config, epoch, step, rank_);
     StepRecord r;
     r.epoch = epoch;
