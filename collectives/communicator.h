@@ -139,6 +139,19 @@ class Communicator {
                         const CollectiveOptions& options) = 0;
   // Waits for all enqueued work (no-op on the host backend).
   virtual void synchronize() {}
+  // Waits for the work enqueued on `rank`'s stream only (CUDA: ranks that share a device stream, as
+  // the graph and ll orderings do, wait for each other's too); the default waits for everything.
+  virtual void synchronizeRank(int rank) {
+    (void)rank;
+    synchronize();
+  }
+  // The native stream (a cudaStream_t) that orders `rank`'s collectives: work enqueued on it before a
+  // call runs before the call, work enqueued after it runs after the call. nullptr on backends without
+  // streams (host, proc).
+  [[nodiscard]] virtual void* rankStream(int rank) const {
+    (void)rank;
+    return nullptr;
+  }
 
   // Arrival times of the collectives since the last reset (see ArrivalStats); nullopt when this backend
   // does not record them (CUDA, NCCL). Read and reset between calls, not while one runs.

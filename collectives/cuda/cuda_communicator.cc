@@ -4,6 +4,7 @@
 #include <chrono>
 #include <mutex>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "collectives/cuda/buffer_alias.h"
@@ -27,7 +28,7 @@ class CudaCommunicator final : public Communicator {
  public:
   explicit CudaCommunicator(const CommConfig& config)
       : context_(config.nranks, config.order != CudaOrder::Events), ordering_(makeOrdering(config.order, context_)),
-        rendezvous_(config.nranks) {}
+        rendezvous_(config.nranks), callsSinceSync_(static_cast<std::size_t>(context_.nranks()), 0) {}
 
   Backend backend() const override { return Backend::Cuda; }
   int nranks() const override { return context_.nranks(); }
@@ -52,36 +53,12 @@ class CudaCommunicator final : public Communicator {
   }
 
   void synchronize() override {
-    // Bound: every call queued since the last synchronize may take its timeout (and its straggler's
-    // delay); the ll kernel's own spins time out first and report who they waited for.
-    std::chrono::milliseconds timeout;
-    std::chrono::microseconds delay;
-    {
-      std::lock_guard lock(issueMutex_);
-      const auto calls = std::max<std::int64_t>(1, callsSinceSync_);
-      timeout = lastTimeout_ * calls;
-      delay = lastStragglerDelay_ * calls;
-      callsSinceSync_ = 0;
-    }
-    constexpr auto kDrainMargin = std::chrono::seconds(1);
-    const auto deadline = Clock::now() + timeout + delay + kDrainMargin;
-    for (int r = 0; r < nranks(); ++r) {
-      RankState& rs = context_.rank(r);
-      DeviceGuard guard(rs.device());
-      for (int polls = 0;; ++polls) {
-        const cudaError_t status = cudaStreamQuery(rs.stream());
-        if (status == cudaSuccess) break;
-        if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
-        if (Clock::now() > deadline)
-          throw TimeoutError("cuda: rank " + std::to_string(r) + "'s stream did not drain within " +
-                             std::to_string(timeout.count()) + " ms");
-        constexpr int kSpinPolls = 10000;  // poll hard first (latency), then let the cores go
-        if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    }
-    std::lock_guard lock(issueMutex_);
-    ordering_->checkErrors();
+    std::vector<int> all(static_cast<std::size_t>(nranks()));
+    for (int r = 0; r < nranks(); ++r) all[static_cast<std::size_t>(r)] = r;
+    drain(all);
   }
+  void synchronizeRank(int rank) override { drain({checkRank(rank)}); }
+  void* rankStream(int rank) const override { return context_.rank(checkRank(rank)).stream(); }  // cudaStream_t
 
   Buffer allocate(int rank, std::size_t bytes) override {
     const int device = context_.rank(checkRank(rank)).device();
@@ -101,6 +78,39 @@ class CudaCommunicator final : public Communicator {
   }
 
  private:
+  // Waits until the streams of `ranks` are empty. Bound: every call queued since the last wait may
+  // take its timeout (and its straggler's delay); the ll kernel's own spins time out first and report
+  // who they waited for.
+  void drain(const std::vector<int>& ranks) {
+    std::chrono::milliseconds timeout;
+    std::chrono::microseconds delay;
+    {
+      std::lock_guard lock(issueMutex_);
+      std::int64_t calls = 1;
+      for (int r : ranks) calls = std::max(calls, std::exchange(callsSinceSync_[static_cast<std::size_t>(r)], 0));
+      timeout = lastTimeout_ * calls;
+      delay = lastStragglerDelay_ * calls;
+    }
+    constexpr auto kDrainMargin = std::chrono::seconds(1);
+    const auto deadline = Clock::now() + timeout + delay + kDrainMargin;
+    for (int r : ranks) {
+      RankState& rs = context_.rank(r);
+      DeviceGuard guard(rs.device());
+      for (int polls = 0;; ++polls) {
+        const cudaError_t status = cudaStreamQuery(rs.stream());
+        if (status == cudaSuccess) break;
+        if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
+        if (Clock::now() > deadline)
+          throw TimeoutError("cuda: rank " + std::to_string(r) + "'s stream did not drain within " +
+                             std::to_string(timeout.count()) + " ms");
+        constexpr int kSpinPolls = 10000;  // poll hard first (latency), then let the cores go
+        if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
+      }
+    }
+    std::lock_guard lock(issueMutex_);
+    ordering_->checkErrors();
+  }
+
   int checkRank(int rank) const {
     if (rank < 0 || rank >= nranks()) throw InvalidArgument("cuda: rank " + std::to_string(rank) + " out of range");
     return rank;
@@ -170,7 +180,7 @@ class CudaCommunicator final : public Communicator {
       call.avg.push_back(avg ? AvgFinish{b.recv, counts.output} : AvgFinish{});
     }
     ordering_->run(call);
-    ++callsSinceSync_;
+    for (std::int64_t& c : callsSinceSync_) ++c;
     lastTimeout_ = options.timeout;
     lastStragglerDelay_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::nanoseconds(call.stragglerDelayNs));
   }
@@ -182,7 +192,7 @@ class CudaCommunicator final : public Communicator {
   std::mutex issueMutex_;
   std::chrono::milliseconds lastTimeout_{30000};
   std::chrono::microseconds lastStragglerDelay_{0};
-  std::int64_t callsSinceSync_ = 0;
+  std::vector<std::int64_t> callsSinceSync_;  // per rank: calls enqueued since its stream was last drained
 };
 
 }  // namespace

@@ -8,7 +8,8 @@
 //             sharing it is the lane. With sharing (graph and ll orderings) all ranks of a device
 //             use the lane of the device's first rank: a replayed graph or a persistent kernel is one
 //             launch on it, with no per-rank event handshakes to cost host time on every call.
-// Only the communicator enqueues work on these streams (the API exposes none of them).
+// The API exposes stream() (Communicator::rankStream) so a caller can order its own work with the
+// rank's collectives; lanes stay private to the communicator.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -72,6 +73,7 @@ class CudaContext {
   [[nodiscard]] const DeviceMap& map() const { return map_; }
   [[nodiscard]] const DeviceSet& devices() const { return devices_; }
   [[nodiscard]] RankState& rank(int r) { return ranks_.at(static_cast<std::size_t>(r)); }
+  [[nodiscard]] const RankState& rank(int r) const { return ranks_.at(static_cast<std::size_t>(r)); }
   [[nodiscard]] int smCount(int device) const { return devices_.info(device).smCount; }
 
  private:

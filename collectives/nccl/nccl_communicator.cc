@@ -106,25 +106,16 @@ class NcclCommunicator final : public Communicator {
 
   void synchronize() override {
     const auto deadline = Clock::now() + timeout_;
-    for (int r = 0; r < nranks(); ++r) {
-      cuda::DeviceGuard guard(r);
-      for (int polls = 0;; ++polls) {
-        const cudaError_t status = cudaStreamQuery(streams_[static_cast<std::size_t>(r)].get());
-        if (status == cudaSuccess) break;
-        if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
-        ncclResult_t async = ncclSuccess;
-        CCLAB_NCCL_CHECK(api_, api_.commGetAsyncError(comms_[static_cast<std::size_t>(r)].get(), &async));
-        CCLAB_NCCL_CHECK(api_, async);
-        if (Clock::now() > deadline) {
-          for (Comm& c : comms_) c.abort();
-          broken_ = true;
-          throw TimeoutError("nccl: rank " + std::to_string(r) + " did not finish within " +
-                             std::to_string(timeout_.count()) + " ms (communicators aborted)");
-        }
-        constexpr int kSpinPolls = 10000;
-        if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
-      }
-    }
+    for (int r = 0; r < nranks(); ++r) drain(r, deadline);
+  }
+  // This rank's stream only (the trainer's per-rank wait).
+  void synchronizeRank(int rank) override {
+    checkRank(rank);
+    drain(rank, Clock::now() + timeout_);
+  }
+  void* rankStream(int rank) const override {
+    checkRank(rank);
+    return streams_[static_cast<std::size_t>(rank)].get();
   }
 
   Buffer allocate(int rank, std::size_t bytes) override {
@@ -146,6 +137,26 @@ class NcclCommunicator final : public Communicator {
   }
 
  private:
+  void drain(int r, Clock::time_point deadline) {
+    cuda::DeviceGuard guard(r);
+    for (int polls = 0;; ++polls) {
+      const cudaError_t status = cudaStreamQuery(streams_[static_cast<std::size_t>(r)].get());
+      if (status == cudaSuccess) return;
+      if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
+      ncclResult_t async = ncclSuccess;
+      CCLAB_NCCL_CHECK(api_, api_.commGetAsyncError(comms_[static_cast<std::size_t>(r)].get(), &async));
+      CCLAB_NCCL_CHECK(api_, async);
+      if (Clock::now() > deadline) {
+        for (Comm& c : comms_) c.abort();
+        broken_ = true;
+        throw TimeoutError("nccl: rank " + std::to_string(r) + " did not finish within " +
+                           std::to_string(timeout_.count()) + " ms (communicators aborted)");
+      }
+      constexpr int kSpinPolls = 10000;
+      if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
+    }
+  }
+
   void checkRank(int rank) const {
     if (rank < 0 || rank >= nranks()) throw InvalidArgument("nccl: rank " + std::to_string(rank) + " out of range");
   }

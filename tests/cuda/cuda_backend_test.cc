@@ -5,6 +5,8 @@
 // CCLAB_EXPECT_GPU=1 (gpu_required.h).
 #include <gtest/gtest.h>
 
+#include <cuda_runtime_api.h>
+
 #include <chrono>
 #include <thread>
 #include <vector>
@@ -211,6 +213,45 @@ TEST(CudaBackend, PerRankCallsFromTheCallersThreads) {
       comm->copyFromRank(r, host.data(), out[r].data(), n * 4);
       EXPECT_EQ(countWrong(DataType::Float32, host.data(), want.data(), n), 0u) << order << " rank " << r;
     }
+  }
+}
+
+// What the trainer's device path relies on: work a rank enqueues on its rankStream before a call runs
+// before the call (here: the input arrives by a device copy enqueued just before, with no host wait),
+// and synchronizeRank(r) alone makes rank r's result complete, in every ordering.
+TEST(CudaBackend, RankStreamOrdersCallersWorkAndEachRankSynchronizesItsOwn) {
+  CCLAB_REQUIRE_GPU();
+  const int p = 3;
+  const std::int64_t n = 1237;
+  for (const char* order : kOrders) {
+    auto comm = make(p, order);
+    const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, 23};
+    std::vector<Buffer> staged, buf;
+    std::vector<float> host(n);
+    for (int r = 0; r < p; ++r) {
+      staged.push_back(comm->allocate(r, n * 4));
+      buf.push_back(comm->allocate(r, n * 4));
+      fillInput(spec, r, 0, n, host.data());
+      comm->copyToRank(r, staged[r].data(), host.data(), n * 4);
+      ASSERT_NE(comm->rankStream(r), nullptr);
+    }
+    std::vector<float> want(n);
+    fillExpectedReduce(spec, 0, n, want.data());
+    std::vector<std::size_t> wrong(p, 0);
+    std::vector<std::thread> threads;
+    for (int r = 0; r < p; ++r)
+      threads.emplace_back([&, r] {
+        auto* stream = static_cast<cudaStream_t>(comm->rankStream(r));
+        cudaMemcpyAsync(buf[r].data(), staged[r].data(), n * 4, cudaMemcpyDeviceToDevice, stream);
+        comm->allReduce(r, buf[r].data(), buf[r].data(), n, DataType::Float32, ReduceOp::Sum);
+        comm->synchronizeRank(r);
+        std::vector<float> got(n);
+        comm->copyFromRank(r, got.data(), buf[r].data(), n * 4);
+        wrong[r] = countWrong(DataType::Float32, got.data(), want.data(), n);
+      });
+    for (auto& t : threads) t.join();
+    for (int r = 0; r < p; ++r) EXPECT_EQ(wrong[r], 0u) << order << " rank " << r;
+    EXPECT_THROW(comm->synchronizeRank(p), InvalidArgument);
   }
 }
 

@@ -45,6 +45,35 @@ TEST(NcclBackend, AllReduceEveryTypeAndOpOnAsManyRanksAsDevices) {
     }
 }
 
+// The trainer waits for one rank at a time (Communicator::synchronizeRank): each rank's result is
+// complete after waiting for its own stream, which is exposed (rankStream) for ordering work with it.
+TEST(NcclBackend, EachRankSynchronizesItsOwnStream) {
+  CCLAB_REQUIRE_NCCL();
+  const int p = cuda::visibleDeviceCount();
+  auto comm = makeCommunicator(Backend::Nccl, {p});
+  const std::int64_t n = 777;
+  const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, 5};
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  std::vector<Buffer> buf;
+  std::vector<RankBuffers> bufs;
+  std::vector<unsigned char> host(bytes), want(bytes);
+  for (int r = 0; r < p; ++r) {
+    buf.push_back(comm->allocate(r, bytes));
+    fillInput(spec, r, 0, static_cast<std::size_t>(n), host.data());
+    comm->copyToRank(r, buf.back().data(), host.data(), bytes);
+    bufs.push_back({buf.back().data(), buf.back().data()});
+    EXPECT_NE(comm->rankStream(r), nullptr);
+  }
+  comm->runGroup({plan::Collective::AllReduce, n, DataType::Float32, ReduceOp::Sum, 0}, bufs, {});
+  fillExpectedReduce(spec, 0, static_cast<std::size_t>(n), want.data());
+  for (int r = p - 1; r >= 0; --r) {
+    comm->synchronizeRank(r);
+    comm->copyFromRank(r, host.data(), buf[static_cast<std::size_t>(r)].data(), bytes);
+    EXPECT_EQ(countWrong(DataType::Float32, host.data(), want.data(), static_cast<std::size_t>(n)), 0u) << "rank " << r;
+  }
+  EXPECT_THROW(comm->synchronizeRank(p), InvalidArgument);
+}
+
 TEST(NcclBackend, MoreRanksThanDevicesSaysSo) {
   CCLAB_REQUIRE_NCCL();
   const int p = cuda::visibleDeviceCount() + 1;

@@ -79,6 +79,8 @@ def test_summary_has_every_cell_filled(full_run):
     assert re.search(r"^copy ceiling .*memcpy \d+\.\d GB/s", summary, re.M)
     assert re.search(r"^straggler 1ms .*: 8B \d+\.\d us", summary, re.M)
     assert re.search(r"nccl_k2 +ok .*refused as expected", summary), "an expected refusal passes its step"
+    assert re.search(r"trainer_cublas_test +ok", summary), "the cuBLAS path's stand-in ran"
+    assert re.search(r"cublas_memcheck +ok", summary), summary
     for line in summary.splitlines():
         if line.startswith(("straggler", "nccl K=1", "targets")):
             assert " - " not in line and not line.endswith(" -"), line
@@ -108,6 +110,7 @@ def test_a_gpu_test_that_cannot_run_fails_the_check(tmp_path):
     assert "result: FAILED" in summary
     log = (out / "gpu_check.log").read_text()
     assert "expected (CCLAB_EXPECT_GPU=1) but unavailable" in log
+    assert re.search(r"cublas_gpu_test +FAILED", summary) or "budget spent" in summary, summary
 
 
 @pytest.mark.parametrize("args", [["--budget", "0"], ["--budget", "x"], ["--frobnicate"], ["a", "b"]])
@@ -129,12 +132,13 @@ def test_stage_holds_exactly_what_the_check_needs(tmp_path):
     p = subprocess.run([str(STAGE), str(BUILD), "--into", str(into)], capture_output=True, text=True, timeout=300)
     assert p.returncode == 0, p.stderr
     files = sorted(str(f.relative_to(into)) for f in into.rglob("*") if f.is_file())
-    wanted = ["MANIFEST.txt", "bin/all_reduce_perf", "bin/cuda_copy_bw", "tests/cuda_backend_test",
-              "tests/cuda_host_logic_test", "tests/nccl_backend_test"]
+    wanted = ["MANIFEST.txt", "bin/all_reduce_perf", "bin/cuda_copy_bw", "tests/cublas_gpu_test",
+              "tests/cuda_backend_test", "tests/cuda_host_logic_test", "tests/nccl_backend_test"]
     assert [f for f in files if not f.startswith("lib/")] == wanted
     assert sum(f.stat().st_size for f in into.rglob("*") if f.is_file()) <= CARRY_LIMIT
     manifest = (into / "MANIFEST.txt").read_text()
     assert "cuda_backend_test: ptx_90, sm_90" in manifest, manifest
+    assert "cublas_gpu_test: ptx_90, sm_90" in manifest, manifest
     assert re.search(r"GLIBC_2\.\d+ GLIBCXX_3\.4\.\d+", manifest)
     assert f"scripts/gpu_check --quick --budget 420 {into}" in p.stdout
     for f in files:  # every library a staged binary needs resolves (here; lib/ travels with them)

@@ -2,6 +2,7 @@
 
 #include "collectives/communicator.h"
 #include "trainer/async/async_trainer.h"
+#include "trainer/cublas/device_sync.h"
 #include "trainer/sync/sync_trainer.h"
 
 namespace cclab::trainer {
@@ -10,6 +11,7 @@ RunResult train(const TrainConfig& config, const DataSplit& data, const EpochObs
   validate(config);
   if (config.mode == Mode::Async) return runAsync(config, data, observe);
   const auto comm = makeCommunicator(config.sync.backend, CommConfig{.nranks = config.workers});
+  if (config.sync.backend == Backend::Cuda) return cublas::runSyncOnCublas(config, data, *comm, observe);  // model on the device
   return runSync(config, data, *comm, observe);
 }
 

@@ -19,7 +19,7 @@ float* GradientExchange::staged(int rank, std::span<float> data, std::int64_t of
 
 void GradientExchange::unstage(int rank, std::span<float> data, const float* device) {
   if (!staged_) return;
-  comm_.synchronize();
+  comm_.synchronizeRank(rank);  // this rank's stream, not every rank's
   comm_.copyFromRank(rank, data.data(), device, data.size_bytes());
 }
 
