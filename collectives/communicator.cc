@@ -17,6 +17,11 @@
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/mpi/proc_communicator.h"
 #endif
+#if defined(CCLAB_WITH_PROC_BACKEND) && defined(CCLAB_WITH_CUDA_BACKEND)
+#include "collectives/cuda/cuda_proc_device.h"
+#include "collectives/cuda/device_set.h"
+#include "collectives/mpi/gpu_proc_communicator.h"
+#endif
 
 namespace cclab {
 
@@ -196,7 +201,17 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
   switch (b) {
     case Backend::Host: return host::makeHostCommunicator(config.nranks);
 #ifdef CCLAB_WITH_CUDA_BACKEND
-    case Backend::Cuda: return cuda::makeCudaCommunicator(config);
+    case Backend::Cuda:
+#ifdef CCLAB_WITH_PROC_BACKEND
+      if (mpi::launchedByMpi()) {  // GPUs in processes: one rank per process (docs/cuda.md)
+        const char* perNode = std::getenv("CCLAB_RANKS_PER_NODE");  // emulated nodes
+        return mpi::makeGpuProcCommunicator({.ranksPerProcess = config.nranks,
+                                             .ranksPerNode = perNode ? std::atoi(perNode) : 0,
+                                             .makeDevice = [](int ordinal) { return cuda::makeCudaProcDevice(ordinal); },
+                                             .visibleDevices = cuda::visibleDeviceCount()});
+      }
+#endif
+      return cuda::makeCudaCommunicator(config);
 #endif
 #ifdef CCLAB_WITH_NCCL_BACKEND
     case Backend::Nccl: return nccl::makeNcclCommunicator(config);

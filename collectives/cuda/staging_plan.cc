@@ -34,6 +34,7 @@ StagingPlan planStaging(const LoweredPlan& lp, std::span<const int> nodeOf, std:
   sp.byStep.resize(lp.programs.size());
   for (std::size_t q = 0; q < lp.programs.size(); ++q) sp.byStep[q].assign(lp.programs[q].steps.size(), -1);
   std::map<std::tuple<int, int, int>, std::int64_t> sequence;  // (channel, from, to) -> next
+  std::map<std::tuple<int, int, int>, StepRef> posted;       // (channel, from, to) -> latest postAfter
   for (const StepRef& ref : lp.issueOrder) {
     const RankProgram& prog = lp.programs[static_cast<std::size_t>(ref.program)];
     const Step& s = prog.steps[static_cast<std::size_t>(ref.step)];
@@ -43,7 +44,8 @@ StagingPlan planStaging(const LoweredPlan& lp, std::span<const int> nodeOf, std:
     m.from = from;
     m.to = to;
     m.channel = prog.channel;
-    m.sequence = sequence[{prog.channel, from, to}]++;
+    const std::tuple<int, int, int> connection{prog.channel, from, to};
+    m.sequence = sequence[connection]++;
     m.reader = ref;
     m.src = s.src;
     m.bytes = static_cast<std::uint64_t>(s.count()) * elemSize;
@@ -59,6 +61,9 @@ StagingPlan planStaging(const LoweredPlan& lp, std::span<const int> nodeOf, std:
     if (!found)
       throw std::logic_error("planStaging: rank " + std::to_string(to) + "'s step " + std::to_string(ref.step) +
                              " reads rank " + std::to_string(from) + " without waiting for it");
+    auto [last, fresh] = posted.try_emplace(connection, m.ready);
+    if (!fresh && last->second.step < m.ready.step) last->second = m.ready;
+    m.postAfter = last->second;
     m.sendOffset = sp.sendBytes[static_cast<std::size_t>(from)];
     m.recvOffset = sp.recvBytes[static_cast<std::size_t>(to)];
     sp.sendBytes[static_cast<std::size_t>(from)] += align(m.bytes);

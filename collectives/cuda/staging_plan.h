@@ -6,9 +6,11 @@
 // CUDA-aware (mpi/cuda_aware.h), so every step whose source rank is on another node becomes a staged
 // message:
 //   sender:   after its program finished step `ready` (the receiving step's data-ready wait, so the
-//             sent range holds the data), copy `src` device -> pinned host at `sendOffset`, then
-//             MPI_Isend it (tag = channel: MPI's order per (source, tag) is the plan's FIFO per
-//             connection (channel, from, to), and `sequence` is the message's place in it);
+//             sent range holds the data), copy `src` device -> pinned host at `sendOffset`; after
+//             step `postAfter` (the latest `ready` of this and the earlier messages on its
+//             connection, so sends are posted in sequence) MPI_Isend it (tag = channel: MPI's order
+//             per (source, tag) is the plan's FIFO per connection (channel, from, to), and
+//             `sequence` is the message's place in it);
 //   receiver: MPI_Irecv into its pinned host memory at `recvOffset`; the receiving step then reads
 //             that (mapped, so the kernel reads it over the bus) instead of the sender's memory.
 // Once the copy to the host is done the sender's range is free: its write-after-send waits on a
@@ -34,6 +36,7 @@ struct StagedMessage {
   std::int64_t sequence = 0;  // k-th message on (channel, from, to)
   StepRef reader;     // the receiving program and its step that reads the message
   StepRef ready;      // the sender's program and the step after which `src` holds the data
+  StepRef postAfter;  // same program: max(ready) over this and the earlier messages of the connection
   plan::Range src;    // on the sender
   std::uint64_t bytes = 0;
   std::uint64_t sendOffset = 0;  // into the sender's pinned staging

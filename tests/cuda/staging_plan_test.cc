@@ -138,12 +138,18 @@ void checkStaging(Shape shape, int p, int perNode, int channels, std::int64_t co
     EXPECT_EQ(static_cast<std::int64_t>(sp.messages.size()), offNodeSendSlices(pl, slice, perNode)) << "the plan's slices to other nodes";
   }
   std::map<std::tuple<int, int, int>, std::int64_t> next;
+  std::map<std::tuple<int, int, int>, StepRef> lastPost;
   for (int r = 0; r < p; ++r)
     for (int idx : sp.outgoing[static_cast<std::size_t>(r)]) {  // posted in this order by the sender
       const StagedMessage& m = sp.messages[static_cast<std::size_t>(idx)];
       EXPECT_EQ(m.from, r);
       const std::tuple<int, int, int> key{m.channel, m.from, m.to};
       EXPECT_EQ(m.sequence, next[key]++) << "FIFO per (channel, from, to)";
+      EXPECT_EQ(m.postAfter.program, m.ready.program);
+      EXPECT_GE(m.postAfter.step, m.ready.step);
+      auto [last, fresh] = lastPost.try_emplace(key, m.postAfter);
+      EXPECT_LE(last->second.step, m.postAfter.step) << "sends posted in sequence";
+      last->second = m.postAfter;
     }
   // Bytes of its own for every message, on both sides.
   for (int r = 0; r < p; ++r) {
