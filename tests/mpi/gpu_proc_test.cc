@@ -1,6 +1,6 @@
 // The multi-process CUDA backend's executor and MPI pieces under mpirun, on the CPU: the same
 // GpuProcCommunicator the CUDA backend builds under mpirun, with a host stand-in device
-// (host_proc_device.h), so the IPC exchange over MPI, the progress words and the staging between
+// (collectives/mpi/host_proc_device.h), so the IPC exchange over MPI, the progress words and the staging between
 // (emulated) nodes are tested here; the CUDA device itself only runs on a GPU (scripts/gpu_check).
 // Every result is compared exactly with the sum of every rank's input (small integers in float).
 #include <gtest/gtest.h>
@@ -13,7 +13,7 @@
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/mpi/node_exchange.h"
 #include "collectives/plan/slice_walk.h"
-#include "tests/mpi/host_proc_device.h"
+#include "collectives/mpi/host_proc_device.h"
 
 namespace cclab::mpi {
 namespace {
@@ -28,7 +28,7 @@ std::unique_ptr<Communicator> makeComm(int ranksPerNode) {
   const std::string job = world().jobId() + "d" + std::to_string(instance++);
   GpuProcConfig c;
   c.ranksPerNode = ranksPerNode;
-  c.makeDevice = [job](int) { return std::make_unique<testing::HostProcDevice>(job, world().rank()); };
+  c.makeDevice = [job](int) { return std::make_unique<HostProcDevice>(job, world().rank()); };
   return makeGpuProcCommunicator(c);
 }
 

@@ -1,8 +1,10 @@
 // A host stand-in for the CUDA device of the multi-process CUDA backend (cuda/proc_device.h), so its
 // executor's protocol — the IPC exchange, progress words, staging between nodes — runs under mpirun
-// on a machine without a GPU. "Device memory" is a shared-memory segment per allocation and its "IPC
-// handle" the segment's name (importing attaches it); "pinned" memory is plain host memory; a
-// reduce-copy is the host's reduce kernel. Nothing here is a GPU result.
+// on a machine without a GPU: the MPI tests use it, and `CCLAB_CUDA_PROC_STANDIN=host` makes
+// `--backend cuda` under mpirun use it (scripts/gpu_check --rehearse). "Device memory" is a
+// shared-memory segment per allocation and its "IPC handle" the segment's name (importing attaches
+// it); "pinned" memory is plain host memory; a reduce-copy is the host's reduce kernel. Nothing run on
+// it is a GPU result.
 #pragma once
 
 #include <chrono>
@@ -10,13 +12,14 @@
 #include <cstring>
 #include <map>
 #include <string>
+#include <utility>
 
 #include "collectives/core/dtype.h"
 #include "collectives/core/errors.h"
 #include "collectives/cuda/proc_device.h"
 #include "collectives/proc/shm_segment.h"
 
-namespace cclab::mpi::testing {
+namespace cclab::mpi {
 
 class HostProcDevice final : public cuda::ProcDevice {
  public:
@@ -25,7 +28,9 @@ class HostProcDevice final : public cuda::ProcDevice {
   std::string id() const override { return "host"; }
   std::string describe() const override { return "a host stand-in device"; }
   void* allocate(std::size_t bytes) override {
-    proc::ShmSegment seg = proc::ShmSegment::create(proc::segmentName(job_, rank_, "a" + std::to_string(next_++)), bytes);
+    std::string purpose = "a";  // (not "a" + to_string: g++ 12 warns falsely, -Wrestrict)
+    purpose += std::to_string(next_++);
+    proc::ShmSegment seg = proc::ShmSegment::create(proc::segmentName(job_, rank_, purpose), bytes);
     void* p = seg.data();
     owned_.emplace(p, std::move(seg));
     return p;
@@ -75,4 +80,4 @@ class HostProcDevice final : public cuda::ProcDevice {
   std::map<void*, proc::ShmSegment> owned_, imported_;
 };
 
-}  // namespace cclab::mpi::testing
+}  // namespace cclab::mpi
