@@ -96,6 +96,45 @@ def test_tiny_budget_is_honoured_and_says_what_it_skipped(tmp_path):
     assert len(list(out.iterdir())) <= MAX_FILES_BACK
 
 
+def test_gpus_in_processes_steps_run_under_mpirun(full_run):
+    # --backend cuda under mpirun on the host stand-in device: one process per virtual rank, and hier
+    # over emulated nodes (pinned staging + MPI); a step passes only with #wrong 0.
+    p, out, _ = full_run
+    summary = (out / "summary.txt").read_text()
+    if "mpirun absent" in summary:
+        pytest.skip("no mpirun here: the steps skip, saying so (test_find_mpirun_says_why_it_finds_none)")
+    assert re.search(r"procs_k2_ring +ok", summary), summary
+    assert re.search(r"procs_k2_hier_nodes_of_1 +ok", summary), summary
+    with tarfile.open(out / "gpu_check_files.tar.gz") as t:
+        names = t.getnames()
+    assert any(n.endswith("procs_k2_ring.json") for n in names), names
+    assert any(n.endswith("procs_k2_hier.json") for n in names), names
+
+
+FIND_MPIRUN = ROOT / "scripts" / "find_mpirun"
+
+
+def test_find_mpirun_says_why_it_finds_none(tmp_path):
+    # What the GPU machines look like (no OpenMPI, none staged): exit 1 and the reason, which the
+    # check records as its skipped steps' note.
+    p = subprocess.run([str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, GPU_CHECK_MPIRUN="none"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert p.stdout.startswith("mpirun absent:"), p.stdout
+    p = subprocess.run(["/bin/bash", str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, PATH="/nonexistent"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert "not installed on this machine and not staged in" in p.stdout, p.stdout
+    staged = tmp_path / "openmpi" / "bin"
+    staged.mkdir(parents=True)
+    (staged / "mpirun").write_text("#!/bin/sh\n")
+    (staged / "mpirun").chmod(0o755)
+    p = subprocess.run(["/bin/bash", str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, PATH="/nonexistent"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout
+    assert p.stdout.strip() == str(staged / "mpirun")
+
+
 def test_a_gpu_test_that_cannot_run_fails_the_check(tmp_path):
     if not (BUILD / "tests" / "cuda_backend_test").exists():
         pytest.skip("built without CUDA: no GPU test binary to run")
