@@ -13,6 +13,7 @@
 #include "collectives/mpi/gpu_proc_executor.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/mpi/node_exchange.h"
+#include "collectives/proc/cleanup_registry.h"
 
 namespace cclab::mpi {
 namespace {
@@ -70,6 +71,7 @@ class GpuProcCommunicator final : public Communicator {
     } catch (const TimeoutError& e) {  // peers may be waiting for this rank: end the job
       std::fprintf(stderr, "%s\n", e.what());
       std::fflush(stderr);
+      proc::unlinkRegisteredNow();  // MPI_Abort runs no destructors; the others' are swept (stale sweep)
       world_.abort(3);
     }
   }
@@ -232,6 +234,7 @@ std::unique_ptr<Communicator> makeGpuProcCommunicator(const GpuProcConfig& confi
   } catch (const std::exception& e) {  // the other processes may be waiting in the setup: end the job
     std::fprintf(stderr, "cuda under mpirun: setup failed: %s\n", e.what());
     std::fflush(stderr);
+    proc::unlinkRegisteredNow();
     MPI_Abort(MPI_COMM_WORLD, 2);
     throw;
   }

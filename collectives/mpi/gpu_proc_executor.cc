@@ -11,6 +11,7 @@
 #include "collectives/core/errors.h"
 #include "collectives/plan/plan.h"
 #include "collectives/proc/shared_wait.h"
+#include "collectives/proc/stale_sweep.h"
 
 namespace cclab::mpi {
 namespace {
@@ -34,9 +35,13 @@ GpuProcExecutor::GpuProcExecutor(const World& world, cuda::ProcDevice& device, s
   MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
   int leader = world.rank();
   check(MPI_Allreduce(MPI_IN_PLACE, &leader, 1, MPI_INT, MPI_MIN, node_.comm()), "MPI_Allreduce (node leader)");
-  const std::size_t words = 1 + static_cast<std::size_t>(world.size()) * kWordsPerRank;
+  // The abort word, a progress word per (rank, channel), then an arrival word per rank.
+  const std::size_t words = 1 + static_cast<std::size_t>(world.size()) * (kWordsPerRank + 1);
   const std::string name = proc::segmentName(world.jobId() + "g" + std::to_string(world.node(world.rank())), leader, "prog");
-  if (node_.rank() == 0) control_ = proc::ShmSegment::create(name, words * sizeof(proc::SharedWord));
+  if (node_.rank() == 0) {
+    proc::cleanupStaleSegments("");  // segments of earlier jobs whose processes were killed (docs/proc.md)
+    control_ = proc::ShmSegment::create(name, words * sizeof(proc::SharedWord));
+  }
   check(MPI_Barrier(node_.comm()), "MPI_Barrier (control segment)");
   if (node_.rank() != 0) control_ = proc::ShmSegment::attach(name, setupTimeout);
   base_.assign(static_cast<std::size_t>(world.size()) * kWordsPerRank, 0);
@@ -55,6 +60,11 @@ GpuProcExecutor::~GpuProcExecutor() {
 proc::SharedWord& GpuProcExecutor::word(int rank, int channel) const {
   auto* words = reinterpret_cast<proc::SharedWord*>(control_.data());
   return words[1 + static_cast<std::size_t>(rank) * kWordsPerRank + static_cast<std::size_t>(channel)];
+}
+
+proc::SharedWord& GpuProcExecutor::arrival(int rank) const {
+  auto* words = reinterpret_cast<proc::SharedWord*>(control_.data());
+  return words[1 + static_cast<std::size_t>(world_.size()) * kWordsPerRank + static_cast<std::size_t>(rank)];
 }
 
 std::byte* GpuProcExecutor::peerBase(const cuda::ProcessRecord& owner, const cuda::ExportedRegion& region) {
@@ -85,6 +95,21 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
     throw InvalidArgument("cuda proc: a plan of " + std::to_string(lp.nranks) + " ranks for a job of " + std::to_string(world_.size()));
   const std::size_t elem = sizeOf(c.type);
   const std::string who = "cuda proc: rank " + std::to_string(me);
+
+  // 0. Arrival, bounded: the exchange below is an MPI collective, which has no timeout, so first wait
+  // (with the call's timeout) until every rank of the node has arrived at this call, naming a late one.
+  auto& abortWord = *reinterpret_cast<proc::SharedWord*>(control_.data());
+  const auto call = static_cast<std::uint32_t>(sequence_ + 1);
+  arrival(me).store(call);
+  for (int r = 0; r < world_.size(); ++r)
+    if (r != me && world_.node(r) == myNode)
+      try {
+        proc::waitAtLeast(arrival(r), call, abortWord, c.timeout, std::chrono::nanoseconds(0),
+                          "rank " + std::to_string(r) + " to arrive at call " + std::to_string(call));
+      } catch (const TimeoutError& e) {
+        proc::raiseAbort(abortWord, 1);
+        throw TimeoutError(who + ": " + e.what());
+      }
 
   // 1. The exchange: this rank's buffers as IPC handles; the node's peers' opened (cached).
   cuda::ProcessRecord rec;
@@ -174,7 +199,6 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
   const auto spin = node_.size() <= static_cast<int>(std::max(1U, std::thread::hardware_concurrency()))
                         ? std::chrono::nanoseconds(kSpinWithCores)
                         : std::chrono::nanoseconds(0);
-  auto& abortWord = *reinterpret_cast<proc::SharedWord*>(control_.data());
   auto baseOf = [&](int rank, int channel) -> std::uint32_t& {
     return base_[static_cast<std::size_t>(rank) * kWordsPerRank + static_cast<std::size_t>(channel)];
   };

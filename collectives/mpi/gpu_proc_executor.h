@@ -3,6 +3,8 @@
 // its own rank only.
 //
 // Per call:
+//  0. arrival: every rank of the node waits (the call's timeout) until the others arrived at the call,
+//     so a late rank is named instead of hanging in the exchange's MPI collective;
 //  1. exchange: every process of a node all-gathers a record of its rank's buffers as CUDA IPC
 //     handles (cuda/ipc_exchange.h over node_exchange.h's MPI transport) and opens its peers' (cached
 //     per handle; mappings no longer listed are closed at the next exchange);
@@ -75,6 +77,7 @@ class GpuProcExecutor {
  private:
   struct Run;
   proc::SharedWord& word(int rank, int channel) const;
+  proc::SharedWord& arrival(int rank) const;  // the last call the rank arrived at
   std::byte* peerBase(const cuda::ProcessRecord& owner, const cuda::ExportedRegion& region);
   std::byte* growPinned(std::byte*& p, std::size_t& have, std::size_t want);
 
