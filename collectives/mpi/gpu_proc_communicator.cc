@@ -29,24 +29,31 @@ std::unique_ptr<cuda::ProcDevice> deviceFor(const World& world, const GpuProcCon
   std::vector<cuda::ProcessPlacement> placements;
   for (int p = 0; p < world.size(); ++p)
     placements.push_back({all[3 * static_cast<std::size_t>(p)], all[3 * static_cast<std::size_t>(p) + 1], all[3 * static_cast<std::size_t>(p) + 2]});
-  const cuda::ProcDeviceMap map(std::move(placements), 1);
-  ordinal = map.deviceOf(world.rank());
+  const cuda::ProcDeviceMap map(std::move(placements), c.ranksPerProcess);
+  ordinal = map.deviceOfProcess(world.rank());
   return c.makeDevice(ordinal);
 }
 
 class GpuProcCommunicator final : public Communicator {
  public:
-  explicit GpuProcCommunicator(const GpuProcConfig& c) : world_(c.ranksPerNode) {
+  // ranksPerNode counts ranks; the World counts processes (K ranks each).
+  explicit GpuProcCommunicator(const GpuProcConfig& c) : k_(c.ranksPerProcess), world_(c.ranksPerNode / c.ranksPerProcess) {
     device_ = deviceFor(world_, c, ordinal_);
-    executor_ = std::make_unique<GpuProcExecutor>(world_, *device_, kSetupTimeout);
+    executor_ = std::make_unique<GpuProcExecutor>(world_, k_, *device_, kSetupTimeout);
     aware_ = cudaAwareMpi();
   }
 
   Backend backend() const override { return Backend::Cuda; }
-  int nranks() const override { return world_.size(); }
-  std::vector<int> localRanks() const override { return {world_.rank()}; }
+  int nranks() const override { return world_.size() * k_; }
+  std::vector<int> localRanks() const override {
+    std::vector<int> r;
+    for (int i = 0; i < k_; ++i) r.push_back(world_.rank() * k_ + i);
+    return r;
+  }
   std::string description() const override {
-    return "cuda: " + std::to_string(nranks()) + " ranks as processes on " + std::to_string(world_.nodes()) +
+    const std::string ranks = k_ == 1 ? " ranks as processes on "
+                                      : " ranks as " + std::to_string(world_.size()) + " processes of " + std::to_string(k_) + " on ";
+    return "cuda: " + std::to_string(nranks()) + ranks + std::to_string(world_.nodes()) +
            (world_.emulatedNodes() ? " emulated" : "") + (world_.nodes() == 1 ? " node" : " nodes") + ", rank 0 on " +
            device_->describe() + " (CUDA IPC within a node, pinned staging + MPI between nodes; " + aware_.text +
            "), order=host-driven";
@@ -54,7 +61,7 @@ class GpuProcCommunicator final : public Communicator {
   std::vector<std::string> rankLocations() const override {
     std::vector<std::string> where;
     for (int r = 0; r < nranks(); ++r) {
-      const Peer& p = world_.peers()[static_cast<std::size_t>(r)];
+      const Peer& p = world_.peers()[static_cast<std::size_t>(r / k_)];
       where.push_back("pid " + std::to_string(p.pid) + " on " + p.host + " node " + std::to_string(p.node));
     }
     return where;
@@ -66,19 +73,16 @@ class GpuProcCommunicator final : public Communicator {
 
   void run(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) override {
     checkRank(rank);
-    try {
-      runRank(args, buffers, options);
-    } catch (const TimeoutError& e) {  // peers may be waiting for this rank: end the job
-      std::fprintf(stderr, "%s\n", e.what());
-      std::fflush(stderr);
-      proc::unlinkRegisteredNow();  // MPI_Abort runs no destructors; the others' are swept (stale sweep)
-      world_.abort(3);
-    }
+    if (k_ > 1)  // K threads would call MPI (initialized FUNNELED: only the main thread may)
+      throw InvalidArgument("cuda under mpirun: with " + std::to_string(k_) +
+                            " ranks per process, call runGroup with all of this process's ranks (per-rank calls are one rank per process)");
+    runRanks(args, std::span<const RankBuffers>(&buffers, 1), options);
   }
   void runGroup(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) override {
-    if (buffers.size() != 1)
-      throw InvalidArgument("cuda proc: runGroup needs this process's one buffer pair, got " + std::to_string(buffers.size()));
-    run(world_.rank(), args, buffers[0], options);
+    if (static_cast<int>(buffers.size()) != k_)
+      throw InvalidArgument("cuda proc: runGroup needs this process's " + std::to_string(k_) + " buffer pairs, got " +
+                            std::to_string(buffers.size()));
+    runRanks(args, buffers, options);
   }
 
   Buffer allocate(int rank, std::size_t bytes) override {
@@ -114,19 +118,30 @@ class GpuProcCommunicator final : public Communicator {
   };
   using Key = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int, std::int64_t, std::size_t, int, int>;
 
+  void runRanks(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
+    try {
+      runLocal(args, buffers, options);
+    } catch (const TimeoutError& e) {  // peers may be waiting for this rank: end the job
+      std::fprintf(stderr, "%s\n", e.what());
+      std::fflush(stderr);
+      proc::unlinkRegisteredNow();  // MPI_Abort runs no destructors; the others' are swept (stale sweep)
+      world_.abort(3);
+    }
+  }
   void checkRank(int rank) const {
-    if (rank != world_.rank())
-      throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + " is not this process's (" + std::to_string(world_.rank()) + ")");
+    if (rank / k_ != world_.rank() || rank < 0)
+      throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + " is not one of this process's (" +
+                            std::to_string(world_.rank() * k_) + ".." + std::to_string(world_.rank() * k_ + k_ - 1) + ")");
   }
 
   // The region of [p, p + bytes) in an allocation from allocate(); refuses other memory.
-  DeviceRegion regionOf(const void* p, std::size_t bytes, const char* what) const {
+  DeviceRegion regionOf(int rank, const void* p, std::size_t bytes, const char* what) const {
     DeviceRegion r;
     if (bytes == 0 || p == nullptr) return r;
     const auto* b = static_cast<const std::byte*>(p);
     auto it = allocations_.upper_bound(const_cast<std::byte*>(b));
     if (it == allocations_.begin() || b + bytes > std::prev(it)->first + std::prev(it)->second.bytes)
-      throw InvalidArgument("cuda proc: rank " + std::to_string(world_.rank()) + "'s " + what +
+      throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + "'s " + what +
                             " buffer is not memory from allocate() (peers import it by CUDA IPC handle)");
     --it;
     r.base = it->first;
@@ -136,59 +151,73 @@ class GpuProcCommunicator final : public Communicator {
     return r;
   }
 
-  DeviceRegion scratchRegion(std::size_t bytes) {
-    if (bytes > scratchBytes_) {
+  // Scratch for every local rank in one allocation (rank k's part at k * per), grown as calls need.
+  DeviceRegion scratchRegion(int local, std::size_t bytes) {
+    constexpr std::size_t kAlign = 256;
+    const std::size_t per = (bytes + kAlign - 1) / kAlign * kAlign;
+    if (per * static_cast<std::size_t>(k_) > scratchBytes_) {
       if (scratch_) {
         allocations_.erase(scratch_);
         device_->release(scratch_);
         scratch_ = nullptr;
         scratchBytes_ = 0;
       }
-      scratch_ = static_cast<std::byte*>(device_->allocate(bytes));
-      scratchBytes_ = bytes;
-      allocations_[scratch_] = {bytes, device_->exportMemory(scratch_)};
+      scratchBytes_ = per * static_cast<std::size_t>(k_);
+      scratch_ = static_cast<std::byte*>(device_->allocate(scratchBytes_));
+      allocations_[scratch_] = {scratchBytes_, device_->exportMemory(scratch_)};
     }
-    return bytes ? regionOf(scratch_, bytes, "scratch") : DeviceRegion{};
+    return bytes ? regionOf(world_.rank() * k_ + local, scratch_ + per * static_cast<std::size_t>(local), bytes, "scratch")
+                 : DeviceRegion{};
   }
 
-  void runRank(const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) {
-    const int rank = world_.rank(), p = nranks();
+  void runLocal(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
+    const int p = nranks();
     const plan::Algorithm algo = resolve(args, options.algorithm);
     checkArgs(args, p, algo);
     checkShape(options, p, algo);
     checkSlicing(args, p, options.sliceBytes, cuda::kCrossDeviceSliceBytes);
     const std::size_t elem = sizeOf(args.type);
     const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
-    const bool isRoot = rank == args.root;
-    const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
-    if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
-      throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + " passed a null buffer");
     const std::int64_t slice = cuda::sliceElemsFor(options.sliceBytes, elem, 2);
     const plan::PlanShape shape{options.channels > 0 ? options.channels : 1,
-                                options.ranksPerNode > 0 ? options.ranksPerNode : world_.ranksPerNode()};
+                                options.ranksPerNode > 0 ? options.ranksPerNode : world_.ranksPerNode() * k_};
     const std::size_t inBytes = static_cast<std::size_t>(counts.input) * elem;
-    const std::size_t outBytes = needOutput ? static_cast<std::size_t>(counts.output) * elem : 0;
     GpuProcCall call;
-    call.buffers[0] = regionOf(buffers.send, inBytes, "input");
-    call.buffers[1] = regionOf(buffers.recv, outBytes, "output");
-    // In place: the lowering needs to know (cuda/buffer_alias.h); every rank's alias is decided here
-    // from its own pointers and agreed through the key below (ranks pass the same layout: NCCL's rule).
-    const cuda::BufferAlias alias = cuda::detectAlias(args.collective, rank, args.count, elem, buffers.send, buffers.recv,
-                                                      counts.input, counts.output);
+    cuda::BufferAlias alias;
+    bool delay = false;
+    for (int i = 0; i < k_; ++i) {
+      const int rank = world_.rank() * k_ + i;
+      const RankBuffers& b = buffers[static_cast<std::size_t>(i)];
+      const bool needOutput = args.collective != plan::Collective::Reduce || rank == args.root;
+      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
+        throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + " passed a null buffer");
+      LocalRankBuffers lr;
+      lr.rank = rank;
+      lr.buffers[0] = regionOf(rank, b.send, inBytes, "input");
+      lr.buffers[1] = regionOf(rank, b.recv, needOutput ? static_cast<std::size_t>(counts.output) * elem : 0, "output");
+      call.ranks.push_back(lr);
+      // In place: the lowering needs to know (cuda/buffer_alias.h); every rank's alias follows this
+      // process's first rank's kind (ranks pass the same layout: NCCL's rule).
+      if (i == 0) alias = cuda::detectAlias(args.collective, rank, args.count, elem, b.send, b.recv, counts.input, counts.output);
+      delay = delay || (options.straggler.rank == rank && options.straggler.startDelay.count() > 0);
+    }
     const Key key{args.collective, algo, args.count, args.root, shape.channels, shape.ranksPerNode, slice, elem,
                   static_cast<int>(alias.kind), 0};
     const Prepared& prep = prepared(key, args, algo, shape, slice, elem, alias);
-    call.buffers[2] = scratchRegion(static_cast<std::size_t>(prep.lowered.scratchCount) * elem);
+    for (int i = 0; i < k_; ++i)
+      call.ranks[static_cast<std::size_t>(i)].buffers[2] = scratchRegion(i, static_cast<std::size_t>(prep.lowered.scratchCount) * elem);
     call.lowered = &prep.lowered;
     call.staging = &prep.staging;
     call.type = args.type;
     call.op = args.op;
     call.timeout = options.timeout;
-    if (options.straggler.rank == rank && options.straggler.startDelay.count() > 0)
-      std::this_thread::sleep_for(options.straggler.startDelay);
+    if (delay) std::this_thread::sleep_for(options.straggler.startDelay);  // the straggler's whole process arrives late
     executor_->run(call);
-    const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
-    if (args.op == ReduceOp::Avg && reduces) device_->finishAvg(args.type, buffers.recv, counts.output, p);
+    for (int i = 0; i < k_; ++i) {
+      const int rank = world_.rank() * k_ + i;
+      const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || rank == args.root);
+      if (args.op == ReduceOp::Avg && reduces) device_->finishAvg(args.type, buffers[static_cast<std::size_t>(i)].recv, counts.output, p);
+    }
   }
 
   const Prepared& prepared(const Key& key, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
@@ -206,11 +235,12 @@ class GpuProcCommunicator final : public Communicator {
     }
     Prepared prep{cuda::lowerPlan(pl, slice, aliases), {}};
     std::vector<int> nodeOf;
-    for (int r = 0; r < nranks(); ++r) nodeOf.push_back(world_.node(r));
+    for (int r = 0; r < nranks(); ++r) nodeOf.push_back(world_.node(r / k_));
     prep.staging = cuda::planStaging(prep.lowered, nodeOf, elem);
     return cache_.emplace(key, std::move(prep)).first->second;
   }
 
+  int k_;  // ranks per process
   World world_;
   int ordinal_ = 0;
   std::unique_ptr<cuda::ProcDevice> device_;
@@ -225,9 +255,12 @@ class GpuProcCommunicator final : public Communicator {
 }  // namespace
 
 std::unique_ptr<Communicator> makeGpuProcCommunicator(const GpuProcConfig& config) {
-  if (config.ranksPerProcess != 1)
-    throw InvalidArgument("cuda under mpirun: " + std::to_string(config.ranksPerProcess) +
-                          " ranks per process (-g) is not built yet; start one process per rank (one process per virtual rank on a shared GPU works)");
+  if (config.ranksPerProcess < 1 || config.ranksPerProcess > GpuProcExecutor::kMaxRanksPerProcess)
+    throw InvalidArgument("cuda under mpirun: -g " + std::to_string(config.ranksPerProcess) + " ranks per process; 1.." +
+                          std::to_string(GpuProcExecutor::kMaxRanksPerProcess) + " are supported");
+  if (config.ranksPerNode % config.ranksPerProcess != 0)
+    throw InvalidArgument("cuda under mpirun: ranks per node (" + std::to_string(config.ranksPerNode) +
+                          ") must be a multiple of the ranks per process (" + std::to_string(config.ranksPerProcess) + ")");
   if (!config.makeDevice) throw InvalidArgument("cuda under mpirun: no device factory");
   try {
     return std::make_unique<GpuProcCommunicator>(config);

@@ -1,6 +1,6 @@
-// The multi-process CUDA executor (issue 12, "GPUs in processes"): one rank per process, each on its
-// GPU (cuda/proc_device_map.h), running the CUDA backend's lowering (cuda/lowering.h) of a plan for
-// its own rank only.
+// The multi-process CUDA executor (issue 12, "GPUs in processes"): P processes of K ranks each
+// (global rank = process * K + k), each process on its GPU (cuda/proc_device_map.h), running the CUDA
+// backend's lowering (cuda/lowering.h) of a plan for its own ranks only.
 //
 // Per call:
 //  0. arrival: every rank of the node waits (the call's timeout) until the others arrived at the call,
@@ -8,10 +8,10 @@
 //  1. exchange: every process of a node all-gathers a record of its rank's buffers as CUDA IPC
 //     handles (cuda/ipc_exchange.h over node_exchange.h's MPI transport) and opens its peers' (cached
 //     per handle; mappings no longer listed are closed at the next exchange);
-//  2. its programs (one per plan channel, run one after the other; channels never wait on each
-//     other) run step by step: a step waits for the steps it names on the same node through progress
-//     words in a shared segment of the node (collectives/proc: futex waits with the call's timeout),
-//     then reads the source — its own memory, a peer's through the IPC mapping, or for a peer on
+//  2. its programs (one per (rank, plan channel)) advance side by side: each runs its next step as soon
+//     as the steps it names on the same node are done (progress words in a shared segment of the
+//     node, polled; no progress for the call's timeout is a TimeoutError naming what it waited for)
+//     and reads the source — its own memory, a peer's through the IPC mapping, or for a peer on
 //     another node the staged message (cuda/staging_plan.h: the sender copied it into pinned host
 //     memory after its `ready` step and sent it with MPI_Isend; this rank posted every MPI_Irecv at
 //     the start) — and reduce-copies on the device; then it publishes its progress, snapshots the
@@ -41,7 +41,7 @@
 
 namespace cclab::mpi {
 
-// One of the rank's buffers: an allocation from ProcDevice::allocate (its base and IPC handle) and
+// One of a rank's buffers: an allocation from ProcDevice::allocate (its base and IPC handle) and
 // where in it the buffer lies. bytes == 0: the call does not use it.
 struct DeviceRegion {
   std::byte* base = nullptr;
@@ -50,10 +50,15 @@ struct DeviceRegion {
   std::uint64_t bytes = 0;
 };
 
+struct LocalRankBuffers {
+  int rank = 0;
+  std::array<DeviceRegion, 3> buffers{};  // by plan::Buf: input, output, scratch
+};
+
 struct GpuProcCall {
   const cuda::LoweredPlan* lowered = nullptr;
   const cuda::StagingPlan* staging = nullptr;
-  std::array<DeviceRegion, 3> buffers{};  // by plan::Buf: input, output, scratch
+  std::vector<LocalRankBuffers> ranks;  // this process's ranks, ascending
   DataType type = DataType::Float32;
   ReduceOp op = ReduceOp::Sum;
   std::chrono::milliseconds timeout{30000};
@@ -61,7 +66,9 @@ struct GpuProcCall {
 
 class GpuProcExecutor {
  public:
-  GpuProcExecutor(const World& world, cuda::ProcDevice& device, std::chrono::milliseconds setupTimeout);
+  // K = ranksPerProcess (at most kMaxRanksPerProcess: MPI tags carry (channel, sender, receiver)).
+  GpuProcExecutor(const World& world, int ranksPerProcess, cuda::ProcDevice& device, std::chrono::milliseconds setupTimeout);
+  static constexpr int kMaxRanksPerProcess = 16;
   ~GpuProcExecutor();
   GpuProcExecutor(const GpuProcExecutor&) = delete;
   GpuProcExecutor& operator=(const GpuProcExecutor&) = delete;
@@ -81,7 +88,12 @@ class GpuProcExecutor {
   std::byte* peerBase(const cuda::ProcessRecord& owner, const cuda::ExportedRegion& region);
   std::byte* growPinned(std::byte*& p, std::size_t& have, std::size_t want);
 
+  [[nodiscard]] int processOf(int rank) const { return rank / k_; }
+  [[nodiscard]] int nodeOf(int rank) const { return world_.node(processOf(rank)); }
+
   const World& world_;
+  int k_;
+  int nranks_;
   cuda::ProcDevice& device_;
   NodeComm node_;
   MpiRecordTransport transport_;

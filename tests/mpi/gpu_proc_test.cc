@@ -23,11 +23,12 @@ const World& world() {
   return w;
 }
 
-std::unique_ptr<Communicator> makeComm(int ranksPerNode) {
+std::unique_ptr<Communicator> makeComm(int ranksPerNode, int ranksPerProcess = 1) {
   static int instance = 0;  // the same on every process: communicators are made in the same order
   const std::string job = world().jobId() + "d" + std::to_string(instance++);
   GpuProcConfig c;
   c.ranksPerNode = ranksPerNode;
+  c.ranksPerProcess = ranksPerProcess;
   c.makeDevice = [job](int) { return std::make_unique<HostProcDevice>(job, world().rank()); };
   return makeGpuProcCommunicator(c);
 }
@@ -154,10 +155,68 @@ TEST(GpuProc, RefusesMemoryNotFromAllocate) {
   world().barrier();
 }
 
-TEST(GpuProc, MoreThanOneRankPerProcessIsRefused) {
+// K virtual ranks per process (one group call drives them): every rank's result exact, on one node
+// and with every process its own emulated node.
+TEST(GpuProc, VirtualRanksPerProcess) {
+  const int procs = world().size();
+  for (int k : {2, 3})
+    for (int perNode : {0, k}) {
+      if (perNode > 0 && procs < 2) continue;
+      auto comm = makeComm(perNode, k);
+      const int p = comm->nranks();
+      ASSERT_EQ(p, procs * k);
+      const std::vector<int> local = comm->localRanks();
+      ASSERT_EQ(static_cast<int>(local.size()), k);
+      EXPECT_EQ(local.front(), world().rank() * k);
+      std::vector<plan::Algorithm> algos = {plan::Algorithm::Ring, plan::Algorithm::DoubleBinaryTree, plan::Algorithm::OneShot,
+                                            plan::Algorithm::HalvingDoubling};
+      if (perNode > 0) algos.push_back(plan::Algorithm::Hierarchical);
+      for (plan::Algorithm a : algos)
+        for (std::int64_t n : {7, 3001})
+          for (bool inPlace : {false, true}) {
+            const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+            std::vector<Buffer> in, out;
+            std::vector<RankBuffers> bufs;
+            for (int r : local) {
+              in.push_back(comm->allocate(r, bytes));
+              out.push_back(comm->allocate(r, bytes));
+              std::vector<float> host(static_cast<std::size_t>(n));
+              for (std::int64_t i = 0; i < n; ++i) host[static_cast<std::size_t>(i)] = valueOf(r, i, 11);
+              comm->copyToRank(r, inPlace ? out.back().data() : in.back().data(), host.data(), bytes);
+              bufs.push_back({inPlace ? out.back().data() : in.back().data(), out.back().data()});
+            }
+            CollectiveOptions o;
+            o.algorithm = a;
+            o.channels = 2;
+            o.sliceBytes = n > 1000 ? 1024 : 0;
+            o.timeout = std::chrono::seconds(20);
+            comm->runGroup({plan::Collective::AllReduce, n, DataType::Float32, ReduceOp::Sum, 0}, bufs, o);
+            std::int64_t wrong = 0;
+            for (std::size_t j = 0; j < local.size(); ++j) {
+              std::vector<float> host(static_cast<std::size_t>(n));
+              comm->copyFromRank(local[j], host.data(), out[j].data(), bytes);
+              for (std::int64_t i = 0; i < n; ++i) {
+                float want = 0;
+                for (int q = 0; q < p; ++q) want += valueOf(q, i, 11);
+                wrong += host[static_cast<std::size_t>(i)] != want;
+              }
+            }
+            EXPECT_EQ(wrong, 0) << plan::name(a) << " K " << k << " nodes of " << perNode << " n " << n << (inPlace ? " in place" : "");
+          }
+      std::vector<float> x(4), y(4);
+      EXPECT_THROW(comm->allReduce(local[0], x.data(), y.data(), 4, DataType::Float32, ReduceOp::Sum), InvalidArgument)
+          << "per-rank calls need one rank per process";
+      world().barrier();
+    }
+}
+
+TEST(GpuProc, RanksPerProcessOutOfRangeOrNotDividingTheNodeAreRefused) {
   GpuProcConfig c;
-  c.ranksPerProcess = 2;
   c.makeDevice = [](int) { return std::unique_ptr<cuda::ProcDevice>(); };
+  c.ranksPerProcess = 17;
+  EXPECT_THROW((void)makeGpuProcCommunicator(c), InvalidArgument);
+  c.ranksPerProcess = 2;
+  c.ranksPerNode = 3;
   EXPECT_THROW((void)makeGpuProcCommunicator(c), InvalidArgument);
 }
 
