@@ -17,6 +17,15 @@
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/mpi/proc_communicator.h"
 #endif
+#ifdef CCLAB_WITH_PROC_BACKEND
+#include "collectives/mpi/gpu_proc_communicator.h"
+#include "collectives/mpi/host_proc_device.h"
+#include "collectives/proc/shm_segment.h"
+#ifdef CCLAB_WITH_CUDA_BACKEND
+#include "collectives/cuda/cuda_proc_device.h"
+#include "collectives/cuda/device_set.h"
+#endif
+#endif
 
 namespace cclab {
 
@@ -159,6 +168,35 @@ void Communicator::reduce(int rank, const void* send, void* recv, std::int64_t c
   run(rank, {plan::Collective::Reduce, count, t, op, root}, {send, recv}, o);
 }
 
+#ifdef CCLAB_WITH_PROC_BACKEND
+namespace {
+
+// CCLAB_CUDA_PROC_STANDIN=host: the CUDA backend under mpirun runs its protocol on a host stand-in
+// device (mpi/host_proc_device.h), for rehearsals on machines without a GPU.
+bool cudaProcStandIn() {
+  const char* v = std::getenv("CCLAB_CUDA_PROC_STANDIN");
+  return v != nullptr && std::string(v) == "host";
+}
+
+std::unique_ptr<Communicator> makeCudaUnderMpi(const CommConfig& config) {
+  const char* perNode = std::getenv("CCLAB_RANKS_PER_NODE");  // emulated nodes
+  mpi::GpuProcConfig c{.ranksPerProcess = config.nranks, .ranksPerNode = perNode ? std::atoi(perNode) : 0, .makeDevice = {}, .visibleDevices = 1};
+  if (cudaProcStandIn()) {
+    c.makeDevice = [](int) { return std::make_unique<mpi::HostProcDevice>(proc::makeJobId(), 0); };
+  } else {
+#ifdef CCLAB_WITH_CUDA_BACKEND
+    c.makeDevice = [](int ordinal) { return cuda::makeCudaProcDevice(ordinal); };
+    c.visibleDevices = cuda::visibleDeviceCount();
+#else
+    throw Error("cuda backend unavailable: this build has no CUDA backend (nvcc was not found at configure time)");
+#endif
+  }
+  return mpi::makeGpuProcCommunicator(c);
+}
+
+}  // namespace
+#endif
+
 bool backendAvailable(Backend b, std::string* why) {
   [[maybe_unused]] auto no = [&](const char* reason) {
     if (why) *why = reason;
@@ -167,6 +205,9 @@ bool backendAvailable(Backend b, std::string* why) {
   switch (b) {
     case Backend::Host: return true;
     case Backend::Cuda:
+#ifdef CCLAB_WITH_PROC_BACKEND
+      if (mpi::launchedByMpi() && cudaProcStandIn()) return true;
+#endif
 #ifdef CCLAB_WITH_CUDA_BACKEND
       return cuda::cudaAvailable(why);
 #else
@@ -195,9 +236,14 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
   if (!backendAvailable(b, &why)) throw Error(std::string(name(b)) + " backend unavailable: " + why);
   switch (b) {
     case Backend::Host: return host::makeHostCommunicator(config.nranks);
-#ifdef CCLAB_WITH_CUDA_BACKEND
-    case Backend::Cuda: return cuda::makeCudaCommunicator(config);
+    case Backend::Cuda:
+#ifdef CCLAB_WITH_PROC_BACKEND
+      if (mpi::launchedByMpi()) return makeCudaUnderMpi(config);  // GPUs in processes (docs/cuda.md)
 #endif
+#ifdef CCLAB_WITH_CUDA_BACKEND
+      return cuda::makeCudaCommunicator(config);
+#endif
+      break;
 #ifdef CCLAB_WITH_NCCL_BACKEND
     case Backend::Nccl: return nccl::makeNcclCommunicator(config);
 #endif

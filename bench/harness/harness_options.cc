@@ -108,7 +108,9 @@ void validate(const HarnessOptions& o, plan::Collective c) {
   validate(o.sweep);
   // Under mpirun the ranks are the job's processes, known once the communicator exists: perfMain
   // checks the straggler and the root against them then (checkRanks).
-  const bool processes = o.comm.backend ? *o.comm.backend == Backend::Proc : backendAvailable(Backend::Proc);
+  // (backendAvailable(Proc) means "launched by mpirun"; --backend cuda there is one rank per process too.)
+  const bool underMpi = backendAvailable(Backend::Proc);
+  const bool processes = o.comm.backend ? *o.comm.backend == Backend::Proc || (*o.comm.backend == Backend::Cuda && underMpi) : underMpi;
   const int n = o.comm.nranks;
   if (!processes) checkRanks(o, c, n, "-g " + std::to_string(n));
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))

@@ -126,7 +126,7 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
     } catch (const InvalidArgument& e) {
       return fail(tool, kExitUsage, e.what());
     }
-    if (comm->backend() == Backend::Proc) {
+    if (comm->localRanks().size() < static_cast<std::size_t>(comm->nranks())) {  // ranks are processes (mpirun)
       try {
         checkRanks(options, collective, comm->nranks(), "the " + std::to_string(comm->nranks()) + " processes");
       } catch (const UsageError& e) {

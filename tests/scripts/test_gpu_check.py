@@ -98,6 +98,83 @@ def test_tiny_budget_is_honoured_and_says_what_it_skipped(tmp_path):
     assert len(list(out.iterdir())) <= MAX_FILES_BACK
 
 
+def test_gpus_in_processes_steps_run_under_mpirun(full_run):
+    # --backend cuda under mpirun on the host stand-in device: one process per virtual rank, and hier
+    # over emulated nodes (pinned staging + MPI); a step passes only with #wrong 0.
+    p, out, _ = full_run
+    summary = (out / "summary.txt").read_text()
+    if "mpirun absent" in summary:
+        pytest.skip("no mpirun here: the steps skip, saying so (test_find_mpirun_says_why_it_finds_none)")
+    assert re.search(r"procs_k2_ring +ok", summary), summary
+    assert re.search(r"procs_k2_hier_nodes_of_1 +ok", summary), summary
+    with tarfile.open(out / "gpu_check_files.tar.gz") as t:
+        names = t.getnames()
+    assert any(n.endswith("procs_k2_ring.json") for n in names), names
+    assert any(n.endswith("procs_k2_hier.json") for n in names), names
+
+
+FIND_MPIRUN = ROOT / "scripts" / "find_mpirun"
+
+
+def test_find_mpirun_says_why_it_finds_none(tmp_path):
+    # What the GPU machines look like (no OpenMPI, none staged): exit 1 and the reason, which the
+    # check records as its skipped steps' note.
+    p = subprocess.run([str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, GPU_CHECK_MPIRUN="none"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert p.stdout.startswith("mpirun absent:"), p.stdout
+    p = subprocess.run(["/bin/bash", str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, PATH="/nonexistent"),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1
+    assert "not installed on this machine and not staged in" in p.stdout, p.stdout
+    tools = tmp_path / "tools"  # a PATH with what the script uses, but no mpirun
+    tools.mkdir()
+    (tools / "timeout").symlink_to(subprocess.run(["sh", "-c", "command -v timeout"], capture_output=True, text=True).stdout.strip())
+    staged = tmp_path / "openmpi" / "bin"
+    staged.mkdir(parents=True)
+    (staged / "mpirun").write_text("#!/bin/sh\necho 'mpirun: cannot load libevent' >&2\nexit 127\n")
+    (staged / "mpirun").chmod(0o755)
+    p = subprocess.run(["/bin/bash", str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, PATH=str(tools)),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 1, p.stdout
+    assert "does not run here: mpirun: cannot load libevent" in p.stdout, p.stdout
+    (staged / "mpirun").write_text("#!/bin/sh\necho \"mpirun (Open MPI) $OPAL_PREFIX\"\n")
+    p = subprocess.run(["/bin/bash", str(FIND_MPIRUN), str(tmp_path)], env=dict(os.environ, PATH=str(tools)),
+                       capture_output=True, text=True, timeout=30)
+    assert p.returncode == 0, p.stdout
+    assert p.stdout.strip() == str(staged / "mpirun")
+
+
+def test_staged_openmpi_runs_the_gpu_processes_step_without_the_system_one(tmp_path):
+    # What the GPU machine gets: scripts/gpu_stage carries this machine's OpenMPI; with the system's
+    # OpenMPI hidden (a private mount namespace), the staged one found by find_mpirun runs
+    # all_reduce_perf --backend cuda under mpirun (host stand-in device), #wrong 0.
+    if subprocess.run(["sh", "-c", "command -v mpirun && unshare -m --propagation private true"],
+                      capture_output=True).returncode != 0:
+        pytest.skip("needs mpirun here and unshare -m (root) to hide it")
+    if not (BUILD / "tests" / "cuda_backend_test").exists():
+        pytest.skip("built without CUDA: gpu_stage has nothing to stage")
+    into = tmp_path / "stage"
+    p = subprocess.run([str(STAGE), str(BUILD), "--into", str(into)], capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert (into / "openmpi" / "bin" / "mpirun").exists(), p.stderr
+    hide = '''set -e; e=$(mktemp -d)
+for d in /usr/lib/x86_64-linux-gnu/openmpi /usr/lib/x86_64-linux-gnu/pmix2 /usr/share/openmpi; do mount --bind "$e" "$d"; done
+for f in /usr/bin/orted /usr/bin/orterun $(readlink -f /usr/lib/x86_64-linux-gnu/libmpi.so.40) \
+         $(readlink -f /usr/lib/x86_64-linux-gnu/libopen-pal.so.40) $(readlink -f /usr/lib/x86_64-linux-gnu/libpmix.so.2); do
+  mount --bind /dev/null "$f"; done
+! /usr/bin/orterun --version >/dev/null 2>&1   # hidden
+m=$(scripts/find_mpirun "$1"); p=$(cd "$1/openmpi" && pwd)
+export OPAL_PREFIX=$p PMIX_INSTALL_PREFIX=$p/lib/x86_64-linux-gnu/pmix2 LD_LIBRARY_PATH=$1/lib:$p/lib CCLAB_CUDA_PROC_STANDIN=host
+"$m" --allow-run-as-root --oversubscribe --bind-to none -x LD_LIBRARY_PATH -x CCLAB_CUDA_PROC_STANDIN -np 2 \
+  "$1/bin/all_reduce_perf" --backend cuda -b 8 -e 64K -f 8 -w 1 -n 2'''
+    p = subprocess.run(["unshare", "-m", "--propagation", "private", "bash", "-c", hide, "_", str(into)], cwd=ROOT,
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, (p.stdout[-2000:], p.stderr[-2000:])
+    assert "Out of bounds values : 0 OK" in p.stdout, p.stdout[-2000:]
+    assert "2 ranks as processes" in p.stdout
+
+
 def test_a_gpu_test_that_cannot_run_fails_the_check(tmp_path):
     if not (BUILD / "tests" / "cuda_backend_test").exists():
         pytest.skip("built without CUDA: no GPU test binary to run")
@@ -134,7 +211,7 @@ def test_stage_holds_exactly_what_the_check_needs(tmp_path):
     files = sorted(str(f.relative_to(into)) for f in into.rglob("*") if f.is_file())
     wanted = ["MANIFEST.txt", "bin/all_reduce_perf", "bin/cuda_copy_bw", "tests/cublas_gpu_test",
               "tests/cuda_backend_test", "tests/cuda_host_logic_test", "tests/nccl_backend_test"]
-    assert [f for f in files if not f.startswith("lib/")] == wanted
+    assert [f for f in files if not f.startswith(("lib/", "openmpi/"))] == wanted
     assert sum(f.stat().st_size for f in into.rglob("*") if f.is_file()) <= CARRY_LIMIT
     manifest = (into / "MANIFEST.txt").read_text()
     assert "cuda_backend_test: ptx_90, sm_90" in manifest, manifest
