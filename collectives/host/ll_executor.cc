@@ -20,6 +20,8 @@ namespace {
 constexpr std::chrono::milliseconds kYieldFor{2};
 constexpr std::chrono::milliseconds kMaxSleep{20};
 constexpr int kChecksPerClockRead = 64;
+// Checks of a unit before a wait first reads the clock or wakes a peer (see wait()).
+constexpr int kChecksBeforeClock = 256;
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
@@ -222,11 +224,13 @@ class LlExecutor::RankRun {
     std::memcpy(dst, acc, bytes);
   }
 
+  // Held back like a call that never waits (execute()): recording at once made every waiting call
+  // write the log's shared counters, which the peers write too (a line moving between cores per call).
   void recordArrival() {
     if (recorded_) return;
     recorded_ = true;
     st_.unrecorded.push_back({call_, arrival_});
-    ex_.recordArrivals(st_);
+    if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
   // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
@@ -247,8 +251,16 @@ class LlExecutor::RankRun {
   // asleep on `word`; throws TimeoutError at the deadline or when the executor aborts.
   template <class Ready>
   void wait(Ready ready, WaitWord& word, int peer, const char* what) {
-    recordArrival();  // the rank is idle now: the arrival log's shared counters cost nothing here
-    flushWakes();     // a peer asleep on what this rank sent must not sleep through this wait
+    recordArrival();
+    // First a few checks without the clock (a read costs ~30 ns here, as much as the line transfer a
+    // tiny call waits for) and without waking anyone: a peer sleeps only after spinning and yielding
+    // for milliseconds, and these checks take a few µs, after which flushWakes runs.
+    // Only where waits spin at all (a core per rank).
+    for (int i = 0; ex_.spin_.count() > 0 && i < kChecksBeforeClock; ++i) {
+      if (ready()) return;
+      cpuRelax();
+    }
+    flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
     const auto start = Clock::now();
     const auto deadline = start + o_.timeout;
     if (ex_.spin_.count() > 0) {
