@@ -20,7 +20,10 @@ class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
       : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
-        pool_(nranks, [this](int r) { runRank(r, *job_.args, job_.buffers[static_cast<std::size_t>(r)], *job_.options); },
+        pool_(nranks,
+              [this](int r) {
+                runChecked(r, *job_.args, job_.algo, job_.buffers[static_cast<std::size_t>(r)], *job_.options);
+              },
               executor_.spin()) {}
 
   Backend backend() const override { return Backend::Host; }
@@ -38,14 +41,16 @@ class HostCommunicator final : public Communicator {
     if (static_cast<int>(buffers.size()) != nranks())
       throw InvalidArgument("host: runGroup needs " + std::to_string(nranks()) + " buffer pairs, got " +
                             std::to_string(buffers.size()));
-    checkArgs(args, nranks(), resolve(args, options.algorithm));
-    checkShape(options, nranks(), resolve(args, options.algorithm));
+    const plan::Algorithm algo = resolve(args, options.algorithm);
+    checkArgs(args, nranks(), algo);
+    checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
     // Written only when it changes: a loop of identical calls then leaves the workers' copy of this
-    // line valid (one cache-line transfer less per call on the small-message path).
+    // line valid (one cache-line transfer less per call on the small-message path). The ranks' bodies
+    // skip the checks above (done once here, for every rank).
     if (job_.args != &args || job_.buffers.data() != buffers.data() || job_.buffers.size() != buffers.size() ||
-        job_.options != &options)
-      job_ = {&args, buffers, &options};
+        job_.options != &options || job_.algo != algo)
+      job_ = {&args, buffers, &options, algo};
     // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
     // moved for a whole timeout after rank 0 returned), end it naming the ranks still running.
     Watchdog watchdog;
@@ -92,6 +97,7 @@ class HostCommunicator final : public Communicator {
     const CollectiveArgs* args = nullptr;
     std::span<const RankBuffers> buffers;
     const CollectiveOptions* options = nullptr;
+    plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
   };
   using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
 
@@ -117,6 +123,12 @@ class HostCommunicator final : public Communicator {
     checkArgs(args, nranks(), algo);
     checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
+    runChecked(rank, args, algo, buffers, options);
+  }
+
+  // runRank after its checks (a group call makes them once for all ranks); algo is resolved.
+  void runChecked(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
+                  const CollectiveOptions& options) {
     const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
     if (ll_.run(rank, args, algo, shape, buffers, options)) return;  // small calls: flagged lines (ll_path.h)
     const auto plan = planFor(args, algo, shape);
