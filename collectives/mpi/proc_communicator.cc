@@ -174,7 +174,7 @@ class ProcCommunicator final : public Communicator {
   }
 
   // Whether the call runs on the LL rings: one node, its largest buffer at most the LL threshold
-  // (the host's, host/ll_path.h; CCLAB_LL_MAX_BYTES), and the plan fits. Depends on the call only, so
+  // (kProcLlDefaultMaxBytes, or CCLAB_LL_MAX_BYTES), and the plan fits. Depends on the call only, so
   // every rank takes the same path.
   bool onLl(Cached& c, std::size_t elem, std::size_t largestBytes) {
     if (!shm_ || links_ || largestBytes > llMaxBytes_ || elem >= c.llFits.size()) return false;
@@ -285,7 +285,7 @@ class ProcCommunicator final : public Communicator {
   std::map<PlanKey, Cached> plans_;  // node-stable: last_ stays valid until the map is cleared
   PlanKey lastKey_{};
   Cached* last_ = nullptr;
-  std::size_t llMaxBytes_ = host::llMaxBytesFromEnvironment();
+  std::size_t llMaxBytes_ = host::llMaxBytesFromEnvironment(kProcLlDefaultMaxBytes);
 };
 
 }  // namespace

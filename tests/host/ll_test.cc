@@ -579,5 +579,22 @@ TEST(AutoSmallMessages, TheHostTableStaysOnTheLlPathAndOtherBackendsKeepTheOldRu
   EXPECT_EQ(autoAlgorithm(tiny, beyond, Backend::Host), autoAlgorithm(tiny, beyond)) << "unmeasured rank count";
 }
 
+// The process backend's table (kProcAutoSmall) is read the same way, on the proc backend only.
+TEST(AutoSmallMessages, TheProcTableIsReadForTheProcBackendOnly) {
+  int previous = 0;
+  for (const HostAutoSmallRow& row : kProcAutoSmall) {
+    EXPECT_GT(row.nranks, previous) << "rows in rank order";
+    previous = row.nranks;
+    CollectiveArgs a{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+    const plan::Algorithm small = autoAlgorithm(a, row.nranks, Backend::Proc);
+    EXPECT_EQ(small, row.oneshotBytes >= 4 ? plan::Algorithm::OneShot : autoAlgorithm(a, row.nranks)) << row.nranks;
+    a.count = static_cast<std::int64_t>(std::max(row.oneshotBytes, row.twoshotBytes) / 4) + 1;  // just above the table
+    EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Proc), autoAlgorithm(a, row.nranks)) << row.nranks;
+  }
+  const CollectiveArgs tiny{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+  const int beyond = kProcAutoSmall[std::size(kProcAutoSmall) - 1].nranks + 1;
+  EXPECT_EQ(autoAlgorithm(tiny, beyond, Backend::Proc), autoAlgorithm(tiny, beyond)) << "unmeasured rank count";
+}
+
 }  // namespace
 }  // namespace cclab
