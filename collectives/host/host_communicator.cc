@@ -1,6 +1,7 @@
 // HostCommunicator: the Communicator of the host backend (plans cached per call shape, group calls on a WorkerPool).
 #include "collectives/host/host_communicator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,6 +17,14 @@
 namespace cclab::host {
 namespace {
 
+// CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
+bool llSharesEnabled() {
+  const char* env = std::getenv("CCLAB_LL_SHARES");
+  if (env == nullptr || std::string(env) == "1") return true;
+  if (std::string(env) == "0") return false;
+  throw InvalidArgument("CCLAB_LL_SHARES='" + std::string(env) + "': expected 0 or 1");
+}
+
 class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
@@ -24,7 +33,21 @@ class HostCommunicator final : public Communicator {
               [this](int r) {
                 runChecked(r, *job_.args, job_.algo, job_.buffers[static_cast<std::size_t>(r)], *job_.options);
               },
-              executor_.spin()) {}
+              executor_.spin()) {
+    // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
+    // (ll_multi_run.cc), rather than a thread per rank that every call must schedule in and out.
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    if (nranks > cores && llSharesEnabled()) {
+      shares_.resize(static_cast<std::size_t>(cores));
+      for (int r = 0; r < nranks; ++r) shares_[static_cast<std::size_t>(r % cores)].push_back(r);
+      sharePool_ = std::make_unique<WorkerPool>(
+          cores,
+          [this](int t) {
+            ll_.runShare(shares_[static_cast<std::size_t>(t)], *job_.args, *job_.plan, job_.buffers, *job_.options, shareSpin_);
+          },
+          shareSpin_);
+    }
+  }
 
   Backend backend() const override { return Backend::Host; }
   int nranks() const override { return executor_.nranks(); }
@@ -64,6 +87,14 @@ class HostCommunicator final : public Communicator {
       executor_.abort(why);
       ll_.executor().abort(why);
     };
+    if (sharePool_ && options.straggler.startDelay.count() == 0) {
+      const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
+      if (const plan::Plan* p = ll_.planFor(0, args, algo, shape)) {
+        if (job_.plan != p) job_.plan = p;  // unchanged in a loop: the workers' copy stays valid
+        sharePool_->runAll(watchdog);
+        return;
+      }
+    }
     pool_.runAll(watchdog);
   }
 
@@ -98,6 +129,7 @@ class HostCommunicator final : public Communicator {
     std::span<const RankBuffers> buffers;
     const CollectiveOptions* options = nullptr;
     plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
+    const plan::Plan* plan = nullptr;              // the LL plan of a call run in shares
   };
   using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
 
@@ -165,6 +197,11 @@ class HostCommunicator final : public Communicator {
   std::map<PlanKey, std::shared_ptr<const plan::Plan>> plans_;
   Job job_;
   WorkerPool pool_;
+  // Shares (more ranks than cores): shares_[t] are the ranks thread t runs; their waits spin, as
+  // there is a thread per core.
+  std::chrono::nanoseconds shareSpin_ = spinFromEnvironment(kSpinWhenCoresSuffice);
+  std::vector<std::vector<int>> shares_;
+  std::unique_ptr<WorkerPool> sharePool_;
 };
 
 }  // namespace
