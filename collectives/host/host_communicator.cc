@@ -75,18 +75,11 @@ class HostCommunicator final : public Communicator {
         job_.options != &options || job_.algo != algo)
       job_ = {&args, buffers, &options, algo};
     // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
-    // moved for a whole timeout after rank 0 returned), end it naming the ranks still running.
-    Watchdog watchdog;
-    watchdog.patience = options.timeout;
-    watchdog.progress = [this] { return executor_.progress() + ll_.executor().progress(); };
-    watchdog.abort = [this, &options](const std::vector<int>& running) {
-      std::string ranks;
-      for (int r : running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-      const std::string why = "host: ranks " + ranks + " still running, no slice moved for " +
-                              std::to_string(options.timeout.count()) + " ms";
-      executor_.abort(why);
-      ll_.executor().abort(why);
-    };
+    // moved for a whole timeout after rank 0 returned), end it naming the ranks still running
+    // (watchdog_, made once: only its patience changes per call).
+    // Written only when it changes: watchdog_ shares cache lines with job_, which the workers read.
+    if (watchdog_.patience != options.timeout) watchdog_.patience = options.timeout;
+    const Watchdog& watchdog = watchdog_;
     if (sharePool_ && options.straggler.startDelay.count() == 0) {
       const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
       if (const plan::Plan* p = ll_.planFor(0, args, algo, shape)) {
@@ -196,6 +189,16 @@ class HostCommunicator final : public Communicator {
   std::mutex plansMutex_;
   std::map<PlanKey, std::shared_ptr<const plan::Plan>> plans_;
   Job job_;
+  Watchdog watchdog_{std::chrono::nanoseconds(0), [this] { return executor_.progress() + ll_.executor().progress(); },
+                     [this](const std::vector<int>& running) {
+                       std::string ranks;
+                       for (int r : running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+                       const std::string why = "host: ranks " + ranks + " still running, no slice moved for " +
+                                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                  watchdog_.patience).count()) + " ms";
+                       executor_.abort(why);
+                       ll_.executor().abort(why);
+                     }};
   WorkerPool pool_;
   // Shares (more ranks than cores): shares_[t] are the ranks thread t runs; their waits spin, as
   // there is a thread per core.
