@@ -4,6 +4,7 @@
 // row (the rings wrap many laps), mixed with slot calls; which plans fit; and a rank that never calls
 // makes the others stop within the timeout naming it, leaving nothing in /dev/shm.
 #include <dirent.h>
+#include <signal.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -15,6 +16,7 @@
 #include "collectives/core/errors.h"
 #include "collectives/core/test_data.h"
 #include "collectives/proc/shm_executor.h"
+#include "collectives/proc/stale_sweep.h"
 #include "tests/proc/child_process.h"
 
 namespace cclab::proc {
@@ -133,15 +135,13 @@ TEST(ProcShmLl, RingSizeFollowsTheBudgetAndLargePlansDoNotFit) {
   const std::string job2 = makeJobId();
   const pid_t peer = forkChild([&] {
     ShmExecutor other(job2, 1, 2, 4096, std::chrono::seconds(5));
-    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    std::this_thread::sleep_for(std::chrono::seconds(1));  // keeps its segment while the parent attaches
     return 0;
   });
-  {
-    ShmExecutor two(job2, 0, 2, 4096, std::chrono::seconds(5));
-    EXPECT_TRUE(two.llFits(plan::makePlan(plan::Collective::AllReduce, Algorithm::OneShot, 2, 512), 4));
-    EXPECT_FALSE(two.llFits(plan::makePlan(plan::Collective::AllReduce, Algorithm::OneShot, 2, 520), 4));
-  }
-  EXPECT_TRUE(exitedWith(waitChild(peer), 0));
+  ShmExecutor two(job2, 0, 2, 4096, std::chrono::seconds(5));
+  EXPECT_TRUE(two.llFits(plan::makePlan(plan::Collective::AllReduce, Algorithm::OneShot, 2, 512), 4));
+  EXPECT_FALSE(two.llFits(plan::makePlan(plan::Collective::AllReduce, Algorithm::OneShot, 2, 520), 4));
+  EXPECT_TRUE(exitedWith(waitChild(peer), 0));  // while `two` keeps its segments: the peer attaches to them
 }
 
 TEST(ProcShmLl, ARankThatNeverCallsStopsTheOthersNamingIt) {
@@ -176,6 +176,48 @@ TEST(ProcShmLl, ARankThatNeverCallsStopsTheOthersNamingIt) {
     EXPECT_TRUE(exitedWith(status, r == 2 ? 0 : 6)) << "rank " << r << " status " << status;
   }
   EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));
+  EXPECT_EQ(leftovers(job), 0);
+}
+
+// A rank SIGKILLed after joining: the survivors' LL waits notice the death (the liveness rounds of
+// waitReady), well before the 20 s timeout, and name it; the parent sweeps its segment.
+TEST(ProcShmLl, AKilledRankIsNamedByTheSurvivorsWithinAboutASecond) {
+  const std::string job = makeJobId();
+  constexpr int kRanks = 3, kVictim = 1;
+  testing::ReadyPipe joined;
+  const pid_t victim = forkChild([&] {
+    ShmExecutor ex(job, kVictim, kRanks, 8192, std::chrono::seconds(10));
+    joined.signal();
+    std::this_thread::sleep_for(std::chrono::seconds(30));
+    return 0;
+  });
+  std::vector<pid_t> survivors;
+  for (int r = 0; r < kRanks; ++r) {
+    if (r == kVictim) continue;
+    survivors.push_back(forkChild([&, r] {
+      ShmExecutor ex(job, r, kRanks, 8192, std::chrono::seconds(10));
+      ShmRunOptions o;
+      o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
+      o.timeout = std::chrono::seconds(20);
+      o.spin = std::chrono::microseconds(0);
+      std::vector<float> in(7, 1.0F), out(7);
+      try {
+        ex.runLl(plan::makePlan(plan::Collective::AllReduce, Algorithm::OneShot, kRanks, 7),
+                 {reinterpret_cast<const std::byte*>(in.data()), reinterpret_cast<std::byte*>(out.data()), nullptr}, o);
+      } catch (const TimeoutError& e) {
+        std::fprintf(stderr, "rank %d: %s\n", r, e.what());
+        return std::string(e.what()).find("lost rank 1:") != std::string::npos ? 6 : 7;
+      }
+      return 0;
+    }));
+  }
+  ASSERT_TRUE(joined.wait());
+  const auto start = Clock::now();
+  kill(victim, SIGKILL);
+  EXPECT_TRUE(testing::killedBy(waitChild(victim), SIGKILL));
+  for (pid_t s : survivors) EXPECT_TRUE(exitedWith(waitChild(s), 6));
+  EXPECT_LT(Clock::now() - start, std::chrono::seconds(10));  // the timeout is 20 s
+  EXPECT_EQ(cleanupStaleSegments(job), 1U);  // the victim's buffer segment
   EXPECT_EQ(leftovers(job), 0);
 }
 
