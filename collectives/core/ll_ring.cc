@@ -29,15 +29,18 @@ LlRing::LlRing(LlLine* lines, std::int64_t ringLines, std::uint32_t flagPeriod) 
 std::uint64_t LlRing::write(std::uint64_t head, const std::byte* src, std::size_t bytes) const {
   const std::int64_t lines = llLinesFor(bytes);
   std::uint64_t u = head;
-  for (std::int64_t l = 0; l < lines; ++l, u += kLlUnitsPerLine, src += kLlDataBytesPerLine) {
+  std::size_t done = 0;
+  for (std::int64_t l = 0; l < lines; ++l, u += kLlUnitsPerLine) {
     const std::uint64_t flag = std::uint64_t{flagAt(u)} << 32;
     LlLine& dst = line(u);
-    // The line's data bytes in unit order (the last, partial line zero-padded), as the reader copies
-    // them back out: the bytes of each unit's low half in memory order, on any endianness.
-    std::uint32_t data[kLlUnitsPerLine] = {};
-    const std::size_t left = bytes - static_cast<std::size_t>(l) * kLlDataBytesPerLine;
-    std::memcpy(data, src, left < kLlDataBytesPerLine ? left : kLlDataBytesPerLine);
-    for (std::size_t j = 0; j < kLlUnitsPerLine; ++j) dst.units[j].store(flag | data[j], std::memory_order_release);
+    for (std::size_t j = 0; j < kLlUnitsPerLine; ++j, done += kLlDataBytesPerUnit) {
+      std::uint32_t data = 0;
+      if (done + kLlDataBytesPerUnit <= bytes)
+        std::memcpy(&data, src + done, kLlDataBytesPerUnit);  // constant size: one load
+      else if (done < bytes)
+        for (std::size_t b = 0; b < bytes - done; ++b) data |= std::uint32_t{std::to_integer<std::uint8_t>(src[done + b])} << (8 * b);
+      dst.units[j].store(flag | data, std::memory_order_release);
+    }
   }
   return u;
 }

@@ -58,7 +58,6 @@ const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
     auto p = std::make_shared<const plan::Plan>(
         plan::makePlan(collective, algo, executor_.nranks(), count, root, plan::PlanShape{channels, ranksPerNode}));
     Entry e;
-    e.counts = plan::bufferCounts(collective, executor_.nranks(), count);
     if (executor_.fits(*p, elem)) e.plan = std::move(p);
     it = cache.plans.emplace(key, std::move(e)).first;
   }
@@ -118,13 +117,10 @@ bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, pla
   if (maxBytes_ == 0) return false;
   const std::size_t elem = sizeOf(args.type);
   const int p = executor_.nranks();
-  // The largest buffer has at most count x nranks elements (allgather's output): a call far above the
-  // threshold leaves without a cache look-up; below it, the cached counts decide.
-  if (args.count > 0 && static_cast<std::size_t>(args.count) * elem > maxBytes_) return false;
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+  if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
   const Entry& entry =
       entryFor(cache, {args.collective, algo, args.count, args.root, elem, shape.channels, shape.ranksPerNode});
-  const plan::BufferCounts counts = entry.counts;
-  if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
   if (!entry.plan) return false;
   const plan::Plan& plan = *entry.plan;
 
@@ -135,14 +131,9 @@ bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, pla
   const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
   if (cache.scratch.size() < scratchBytes) cache.scratch.resize(scratchBytes);
 
-  if (!cache.lastReduce || cache.lastType != args.type || cache.lastOp != args.op) {
-    cache.lastReduce = hostReduceFn(args.type, args.op);
-    cache.lastType = args.type;
-    cache.lastOp = args.op;
-  }
   RunOptions ro;
   ro.elemSize = elem;
-  ro.reduce = cache.lastReduce;
+  ro.reduce = hostReduceFn(args.type, args.op);
   ro.timeout = options.timeout;
   if (options.straggler.rank == rank) ro.startDelay = options.straggler.startDelay;
   const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),

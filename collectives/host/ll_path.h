@@ -70,7 +70,6 @@ class LlPath {
   using Key = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, std::size_t, int, int>;
   struct Entry {
     std::shared_ptr<const plan::Plan> plan;  // null: the call does not fit
-    plan::BufferCounts counts;               // the call's buffers (elements)
   };
   struct alignas(64) RankCache {
     std::map<Key, Entry> plans;
@@ -78,9 +77,6 @@ class LlPath {
     const Entry* last = nullptr;
     std::vector<std::byte> scratch;
     std::vector<RankMemory> share;  // runShare's memories, when this rank leads a share
-    DataType lastType{};            // the reduce function of the last call's type and op
-    ReduceOp lastOp{};
-    ReduceFn lastReduce = nullptr;
     bool bound = false;
   };
   const Entry& entryFor(RankCache& cache, const Key& key);
