@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <span>
 
 #include "collectives/host/host_communicator.h"
 #ifdef CCLAB_WITH_CUDA_BACKEND
@@ -54,11 +55,14 @@ plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks) {
 }
 
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks, Backend backend) {
-  if (backend == Backend::Host && args.collective == plan::Collective::AllReduce) {
+  const std::span<const HostAutoSmallRow> table = backend == Backend::Host   ? std::span<const HostAutoSmallRow>(kHostAutoSmall)
+                                                  : backend == Backend::Proc ? std::span<const HostAutoSmallRow>(kProcAutoSmall)
+                                                                             : std::span<const HostAutoSmallRow>();
+  if (!table.empty() && args.collective == plan::Collective::AllReduce) {
     const HostAutoSmallRow* row = nullptr;
-    for (const HostAutoSmallRow& r : kHostAutoSmall)
+    for (const HostAutoSmallRow& r : table)
       if (r.nranks <= nranks) row = &r;
-    const bool measured = row != nullptr && nranks <= kHostAutoSmall[std::size(kHostAutoSmall) - 1].nranks;
+    const bool measured = row != nullptr && nranks <= table.back().nranks;
     const auto bytes = static_cast<std::size_t>(args.count) * sizeOf(args.type);
     if (measured && bytes <= row->oneshotBytes) return plan::Algorithm::OneShot;
     if (measured && bytes <= row->twoshotBytes) return plan::Algorithm::TwoShot;

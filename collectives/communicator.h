@@ -213,6 +213,17 @@ inline constexpr HostAutoSmallRow kHostAutoSmall[] = {
     {4, 0, 0},
     {8, 0, 16},
 };
+// The process backend's small-allreduce table (same reading as kHostAutoSmall), for calls on its LL
+// rings (collectives/proc/shm_ll.cc). Measured with `mpirun --oversubscribe -np N all_reduce_perf --algo
+// A -b 8 -e 1K -f 2 -n 3000 -w 300` for A in rd, oneshot, twoshot, 2 rounds (docs/results/cpu-peers.md,
+// "8-byte latency after the LL path for processes and shares", load average 3.5): at 2 ranks rd and
+// oneshot tie (0.13-0.14 µs at 8 B), so rd stays; at 4 ranks (on 2 cores) oneshot, one step instead of
+// rd's two, was fastest or within 25% of the fastest in both rounds up to 128 B (at 256 B 1.5x rd in
+// one round). 4-rank cells moved 2-3x between rounds: remeasure on a quiet machine.
+inline constexpr HostAutoSmallRow kProcAutoSmall[] = {
+    {2, 0, 0},
+    {4, 128, 0},
+};
 plan::Algorithm autoAlgorithm(const CollectiveArgs& args, int nranks, Backend backend);
 
 // Throws InvalidArgument when args do not fit (negative count, root out of range, an algorithm the

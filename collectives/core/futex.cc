@@ -7,10 +7,6 @@
 #include <climits>
 #include <ctime>
 
-#if defined(__x86_64__) || defined(__i386__)
-#include <immintrin.h>
-#endif
-
 namespace cclab {
 namespace {
 
@@ -36,12 +32,6 @@ void futexWait(const std::atomic<std::uint32_t>& word, std::uint32_t seen, std::
 void futexWakeAll(const std::atomic<std::uint32_t>& word, FutexScope scope) {
   syscall(SYS_futex, address(word), scope == FutexScope::Private ? FUTEX_WAKE_PRIVATE : FUTEX_WAKE, INT_MAX, nullptr,
           nullptr, 0);
-}
-
-void cpuRelax() {
-#if defined(__x86_64__) || defined(__i386__)
-  _mm_pause();
-#endif
 }
 
 }  // namespace cclab

@@ -44,18 +44,19 @@ void ArrivalLog::record(int rank, std::uint32_t call, Clock::time_point when) {
     return;
   }
   const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when - epoch_).count();
-  times_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(nranks_) + static_cast<std::size_t>(rank)].store(
-      ns, std::memory_order_relaxed);
+  times_[static_cast<std::size_t>(rank) * window_ + slot].store(ns, std::memory_order_relaxed);
   if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(nranks_)) finish(slot, call);
 }
 
 void ArrivalLog::finish(std::uint32_t slot, std::uint32_t call) {
-  const auto* t = &times_[static_cast<std::size_t>(slot) * static_cast<std::size_t>(nranks_)];
-  std::int64_t first = t[0].load(std::memory_order_relaxed);
+  const auto t = [this, slot](int r) -> const std::atomic<std::int64_t>& {
+    return times_[static_cast<std::size_t>(r) * window_ + slot];
+  };
+  std::int64_t first = t(0).load(std::memory_order_relaxed);
   std::int64_t lastTime = first;
   int lastRank = 0;
   for (int r = 1; r < nranks_; ++r) {
-    const std::int64_t v = t[r].load(std::memory_order_relaxed);
+    const std::int64_t v = t(r).load(std::memory_order_relaxed);
     first = std::min(first, v);
     if (v > lastTime) {
       lastTime = v;
@@ -63,7 +64,7 @@ void ArrivalLog::finish(std::uint32_t slot, std::uint32_t call) {
     }
   }
   for (int r = 0; r < nranks_; ++r) {
-    const std::int64_t late = t[r].load(std::memory_order_relaxed) - first;
+    const std::int64_t late = t(r).load(std::memory_order_relaxed) - first;
     Totals& tot = totals_[static_cast<std::size_t>(r)];
     tot.lateness.fetch_add(late, std::memory_order_relaxed);
     raiseTo(tot.maxLateness, late);

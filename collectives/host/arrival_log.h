@@ -32,7 +32,10 @@ class ArrivalLog {
   [[nodiscard]] std::uint32_t window() const { return window_; }
 
  private:
-  struct alignas(64) Slot {
+  // Packed (8 to a cache line), and times_ rank-major: a rank that records a batch of consecutive
+  // calls (ll_executor.h holds up to 16 back) touches a few lines, not one or two per call, and
+  // writes its times on lines no other rank writes.
+  struct Slot {
     std::atomic<std::uint32_t> call{0};     // the call number this slot collects
     std::atomic<std::uint32_t> arrived{0};  // ranks recorded for it so far
   };
@@ -48,7 +51,7 @@ class ArrivalLog {
   std::uint32_t window_;
   Clock::time_point epoch_;
   std::unique_ptr<Slot[]> slots_;
-  std::unique_ptr<std::atomic<std::int64_t>[]> times_;  // [slot * nranks + rank]: ns since epoch_
+  std::unique_ptr<std::atomic<std::int64_t>[]> times_;  // [rank * window + slot]: ns since epoch_
   std::unique_ptr<Totals[]> totals_;
   std::atomic<std::int64_t> calls_{0};
   std::atomic<bool> incomplete_{false};

@@ -1,6 +1,7 @@
 // HostCommunicator: the Communicator of the host backend (plans cached per call shape, group calls on a WorkerPool).
 #include "collectives/host/host_communicator.h"
 
+#include <algorithm>
 #include <cstdlib>
 #include <cstring>
 #include <map>
@@ -16,12 +17,37 @@
 namespace cclab::host {
 namespace {
 
+// CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
+bool llSharesEnabled() {
+  const char* env = std::getenv("CCLAB_LL_SHARES");
+  if (env == nullptr || std::string(env) == "1") return true;
+  if (std::string(env) == "0") return false;
+  throw InvalidArgument("CCLAB_LL_SHARES='" + std::string(env) + "': expected 0 or 1");
+}
+
 class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
       : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
-        pool_(nranks, [this](int r) { runRank(r, *job_.args, job_.buffers[static_cast<std::size_t>(r)], *job_.options); },
-              executor_.spin()) {}
+        pool_(nranks,
+              [this](int r) {
+                runChecked(r, *job_.args, job_.algo, job_.buffers[static_cast<std::size_t>(r)], *job_.options);
+              },
+              executor_.spin()) {
+    // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
+    // (ll_multi_run.cc), rather than a thread per rank that every call must schedule in and out.
+    const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
+    if (nranks > cores && llSharesEnabled()) {
+      shares_.resize(static_cast<std::size_t>(cores));
+      for (int r = 0; r < nranks; ++r) shares_[static_cast<std::size_t>(r % cores)].push_back(r);
+      sharePool_ = std::make_unique<WorkerPool>(
+          cores,
+          [this](int t) {
+            ll_.runShare(shares_[static_cast<std::size_t>(t)], *job_.args, *job_.plan, job_.buffers, *job_.options, shareSpin_);
+          },
+          shareSpin_);
+    }
+  }
 
   Backend backend() const override { return Backend::Host; }
   int nranks() const override { return executor_.nranks(); }
@@ -38,27 +64,30 @@ class HostCommunicator final : public Communicator {
     if (static_cast<int>(buffers.size()) != nranks())
       throw InvalidArgument("host: runGroup needs " + std::to_string(nranks()) + " buffer pairs, got " +
                             std::to_string(buffers.size()));
-    checkArgs(args, nranks(), resolve(args, options.algorithm));
-    checkShape(options, nranks(), resolve(args, options.algorithm));
+    const plan::Algorithm algo = resolve(args, options.algorithm);
+    checkArgs(args, nranks(), algo);
+    checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
     // Written only when it changes: a loop of identical calls then leaves the workers' copy of this
-    // line valid (one cache-line transfer less per call on the small-message path).
+    // line valid (one cache-line transfer less per call on the small-message path). The ranks' bodies
+    // skip the checks above (done once here, for every rank).
     if (job_.args != &args || job_.buffers.data() != buffers.data() || job_.buffers.size() != buffers.size() ||
-        job_.options != &options)
-      job_ = {&args, buffers, &options};
+        job_.options != &options || job_.algo != algo)
+      job_ = {&args, buffers, &options, algo};
     // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
-    // moved for a whole timeout after rank 0 returned), end it naming the ranks still running.
-    Watchdog watchdog;
-    watchdog.patience = options.timeout;
-    watchdog.progress = [this] { return executor_.progress() + ll_.executor().progress(); };
-    watchdog.abort = [this, &options](const std::vector<int>& running) {
-      std::string ranks;
-      for (int r : running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
-      const std::string why = "host: ranks " + ranks + " still running, no slice moved for " +
-                              std::to_string(options.timeout.count()) + " ms";
-      executor_.abort(why);
-      ll_.executor().abort(why);
-    };
+    // moved for a whole timeout after rank 0 returned), end it naming the ranks still running
+    // (watchdog_, made once: only its patience changes per call).
+    // Written only when it changes: watchdog_ shares cache lines with job_, which the workers read.
+    if (watchdog_.patience != options.timeout) watchdog_.patience = options.timeout;
+    const Watchdog& watchdog = watchdog_;
+    if (sharePool_ && options.straggler.startDelay.count() == 0) {
+      const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
+      if (const plan::Plan* p = ll_.planFor(0, args, algo, shape)) {
+        if (job_.plan != p) job_.plan = p;  // unchanged in a loop: the workers' copy stays valid
+        sharePool_->runAll(watchdog);
+        return;
+      }
+    }
     pool_.runAll(watchdog);
   }
 
@@ -92,6 +121,8 @@ class HostCommunicator final : public Communicator {
     const CollectiveArgs* args = nullptr;
     std::span<const RankBuffers> buffers;
     const CollectiveOptions* options = nullptr;
+    plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
+    const plan::Plan* plan = nullptr;              // the LL plan of a call run in shares
   };
   using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
 
@@ -117,6 +148,12 @@ class HostCommunicator final : public Communicator {
     checkArgs(args, nranks(), algo);
     checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
+    runChecked(rank, args, algo, buffers, options);
+  }
+
+  // runRank after its checks (a group call makes them once for all ranks); algo is resolved.
+  void runChecked(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
+                  const CollectiveOptions& options) {
     const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
     if (ll_.run(rank, args, algo, shape, buffers, options)) return;  // small calls: flagged lines (ll_path.h)
     const auto plan = planFor(args, algo, shape);
@@ -152,7 +189,22 @@ class HostCommunicator final : public Communicator {
   std::mutex plansMutex_;
   std::map<PlanKey, std::shared_ptr<const plan::Plan>> plans_;
   Job job_;
+  Watchdog watchdog_{std::chrono::nanoseconds(0), [this] { return executor_.progress() + ll_.executor().progress(); },
+                     [this](const std::vector<int>& running) {
+                       std::string ranks;
+                       for (int r : running) ranks += (ranks.empty() ? "" : ", ") + std::to_string(r);
+                       const std::string why = "host: ranks " + ranks + " still running, no slice moved for " +
+                                               std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(
+                                                                  watchdog_.patience).count()) + " ms";
+                       executor_.abort(why);
+                       ll_.executor().abort(why);
+                     }};
   WorkerPool pool_;
+  // Shares (more ranks than cores): shares_[t] are the ranks thread t runs; their waits spin, as
+  // there is a thread per core.
+  std::chrono::nanoseconds shareSpin_ = spinFromEnvironment(kSpinWhenCoresSuffice);
+  std::vector<std::vector<int>> shares_;
+  std::unique_ptr<WorkerPool> sharePool_;
 };
 
 }  // namespace

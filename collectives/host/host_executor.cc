@@ -14,7 +14,6 @@ namespace {
 // How long a wait stays busy before it sleeps. With a core per rank a peer answers within a few µs
 // and a futex round trip costs more than that; with more ranks than cores, spinning only steals the
 // peer's core, so a wait yields at once.
-constexpr std::chrono::microseconds kSpinWhenCoresSuffice{50};
 constexpr std::chrono::microseconds kSpinWhenOversubscribed{0};
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }

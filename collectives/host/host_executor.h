@@ -39,6 +39,10 @@
 
 namespace cclab::host {
 
+// The busy phase of waits while every rank thread has a core of its own (CCLAB_SPIN_US overrides it);
+// with more ranks than cores waits do not spin.
+inline constexpr std::chrono::microseconds kSpinWhenCoresSuffice{50};
+
 struct RunOptions {
   std::size_t elemSize = 4;
   ReduceFn reduce = nullptr;      // dst = local (op) received

@@ -20,6 +20,8 @@ namespace {
 constexpr std::chrono::milliseconds kYieldFor{2};
 constexpr std::chrono::milliseconds kMaxSleep{20};
 constexpr int kChecksPerClockRead = 64;
+// Checks of a unit before a wait first reads the clock or wakes a peer (see wait()).
+constexpr int kChecksBeforeClock = 256;
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
@@ -126,9 +128,9 @@ void LlExecutor::fail(const std::string& why) {
 class LlExecutor::RankRun {
  public:
   RankRun(LlExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
-          std::uint32_t call, Clock::time_point arrival)
+          std::uint32_t call)
       : ex_(ex), st_(ex.ranks_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o),
-        call_(call), arrival_(arrival) {}
+        call_(call) {}
 
   void execute() {
     const auto& ops = plan_.ranks[static_cast<std::size_t>(rank_)];
@@ -157,7 +159,7 @@ class LlExecutor::RankRun {
     // A rank that never waited records its arrival later (at its next wait, or in a batch): the log's
     // shared counters would otherwise sit between its last op and the end of the call.
     if (!recorded_) {
-      st_.unrecorded.push_back({call_, arrival_});
+      st_.unrecorded.push_back({call_, Clock::now()});
       if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
     }
     flushWakes();
@@ -222,11 +224,16 @@ class LlExecutor::RankRun {
     std::memcpy(dst, acc, bytes);
   }
 
+  // Held back like a call that never waits (execute()): recording at once made every waiting call
+  // write the log's shared counters, which the peers write too (a line moving between cores per call).
+  // The arrival time is read here, at the rank's first wait (after its sends, a few ns after it
+  // arrived), or at the end of a call that never waited: a clock read (~30 ns) then overlaps the wait
+  // instead of delaying the rank's first send.
   void recordArrival() {
     if (recorded_) return;
     recorded_ = true;
-    st_.unrecorded.push_back({call_, arrival_});
-    ex_.recordArrivals(st_);
+    st_.unrecorded.push_back({call_, Clock::now()});
+    if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
   // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
@@ -247,8 +254,16 @@ class LlExecutor::RankRun {
   // asleep on `word`; throws TimeoutError at the deadline or when the executor aborts.
   template <class Ready>
   void wait(Ready ready, WaitWord& word, int peer, const char* what) {
-    recordArrival();  // the rank is idle now: the arrival log's shared counters cost nothing here
-    flushWakes();     // a peer asleep on what this rank sent must not sleep through this wait
+    recordArrival();
+    // First a few checks without the clock (a read costs ~30 ns here, as much as the line transfer a
+    // tiny call waits for) and without waking anyone: a peer sleeps only after spinning and yielding
+    // for milliseconds, and these checks take a few µs, after which flushWakes runs.
+    // Only where waits spin at all (a core per rank).
+    for (int i = 0; ex_.spin_.count() > 0 && i < kChecksBeforeClock; ++i) {
+      if (ready()) return;
+      cpuRelax();
+    }
+    flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
     const auto start = Clock::now();
     const auto deadline = start + o_.timeout;
     if (ex_.spin_.count() > 0) {
@@ -304,7 +319,6 @@ class LlExecutor::RankRun {
   const RankMemory& mem_;
   const RunOptions& o_;
   std::uint32_t call_;
-  Clock::time_point arrival_;
   bool recorded_ = false;
   std::size_t opIndex_ = 0;
 };
@@ -316,11 +330,10 @@ void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory,
   if (options.startDelay.count() > 0)
     abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
                       [this](const std::string& why) { fail(why); });
-  const auto arrival = Clock::now();  // ready to communicate
   RankState& st = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
   st.calls.store(call, std::memory_order_release);
-  RankRun(*this, rank, plan, memory, options, call, arrival).execute();
+  RankRun(*this, rank, plan, memory, options, call).execute();
 }
 
 }  // namespace cclab::host

@@ -21,6 +21,7 @@
 #include <cstddef>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -63,6 +64,14 @@ class LlExecutor {
   // Runs rank `rank`'s ops of `plan` (which must fit) on the calling thread; options.sliceElems is
   // ignored (ops run whole). One thread per rank at a time; every rank runs the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
+  // Runs the ops of several ranks (ranks[i] on memories[i]) of `plan` on the calling thread,
+  // cooperatively (ll_multi_run.cc): each rank's ops in order, advancing whichever rank can move and
+  // waiting only when none can (busy for `spin`, then yielding, then briefly asleep). For more ranks
+  // than cores: a thread per core, each running a share of the ranks, instead of a thread per rank
+  // that must be scheduled and descheduled once per call. No start delay (options.startDelay is
+  // refused); waits, timeouts and failures as run(); every rank appears in one call's shares once.
+  void runRanks(std::span<const int> ranks, const plan::Plan& plan, std::span<const RankMemory> memories,
+                const RunOptions& options, std::chrono::nanoseconds spin);
 
   [[nodiscard]] bool broken() const { return abort_.raised(); }
   void abort(const std::string& why) { fail(why); }
@@ -82,6 +91,7 @@ class LlExecutor {
   // Most arrivals a rank holds back from the log (far below its window of 2 x nranks + 64 calls).
   static constexpr std::size_t kMaxUnrecorded = 16;
   class RankRun;
+  class MultiRun;
 
   LlConnection& connection(int channel, int from, int to);
   void fail(const std::string& why);  // abort_.raise, then wakes every connection

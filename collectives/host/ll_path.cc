@@ -66,6 +66,47 @@ const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
   return it->second;
 }
 
+const plan::Plan* LlPath::planFor(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape) {
+  if (maxBytes_ == 0) return nullptr;
+  const std::size_t elem = sizeOf(args.type);
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, executor_.nranks(), args.count);
+  if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return nullptr;
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  return entryFor(cache, {args.collective, algo, args.count, args.root, elem, shape.channels, shape.ranksPerNode}).plan.get();
+}
+
+void LlPath::runShare(std::span<const int> ranks, const CollectiveArgs& args, const plan::Plan& plan,
+                      std::span<const RankBuffers> buffers, const CollectiveOptions& options, std::chrono::nanoseconds spin) {
+  RankCache& lead = caches_[static_cast<std::size_t>(ranks.front())];
+  if (bind_ && !lead.bound) {
+    bindToCpu(ranks.front());
+    lead.bound = true;
+  }
+  const std::size_t elem = sizeOf(args.type);
+  const int p = executor_.nranks();
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+  const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
+  lead.share.clear();
+  for (int rank : ranks) {
+    const RankBuffers& b = buffers[static_cast<std::size_t>(rank)];
+    const bool needOutput = args.collective != plan::Collective::Reduce || rank == args.root;
+    if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
+      throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
+    auto& scratch = caches_[static_cast<std::size_t>(rank)].scratch;
+    if (scratch.size() < scratchBytes) scratch.resize(scratchBytes);
+    lead.share.push_back({static_cast<const std::byte*>(b.send), static_cast<std::byte*>(b.recv), scratch.data()});
+  }
+  RunOptions ro;
+  ro.elemSize = elem;
+  ro.reduce = hostReduceFn(args.type, args.op);
+  ro.timeout = options.timeout;
+  executor_.runRanks(ranks, plan, lead.share, ro, spin);
+  if (args.op != ReduceOp::Avg || !plan::reduces(args.collective)) return;
+  for (int rank : ranks)
+    if (!plan::isRooted(args.collective) || rank == args.root)
+      finishAvg(buffers[static_cast<std::size_t>(rank)].recv, static_cast<std::size_t>(counts.output), args.type, p);
+}
+
 bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
                  RankBuffers buffers, const CollectiveOptions& options) {
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];

@@ -11,6 +11,7 @@
 #include <cstddef>
 #include <map>
 #include <memory>
+#include <span>
 #include <tuple>
 #include <vector>
 
@@ -52,6 +53,14 @@ class LlPath {
     return run(rank, args, algo, plan::PlanShape{}, buffers, options);
   }
 
+  // The call's plan when it is for LL (the rule of run(), through rank `rank`'s cache), else null.
+  const plan::Plan* planFor(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape);
+  // Runs ranks `ranks` (ascending, the first one this thread's: it binds to its CPU like run()) of a
+  // call that planFor said is for LL, cooperatively on this thread (LlExecutor::runRanks); buffers
+  // indexed by rank. No straggler delay.
+  void runShare(std::span<const int> ranks, const CollectiveArgs& args, const plan::Plan& plan,
+                std::span<const RankBuffers> buffers, const CollectiveOptions& options, std::chrono::nanoseconds spin);
+
   [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
   LlExecutor& executor() { return executor_; }
   [[nodiscard]] const LlExecutor& executor() const { return executor_; }
@@ -67,6 +76,7 @@ class LlPath {
     Key lastKey{};
     const Entry* last = nullptr;
     std::vector<std::byte> scratch;
+    std::vector<RankMemory> share;  // runShare's memories, when this rank leads a share
     bool bound = false;
   };
   const Entry& entryFor(RankCache& cache, const Key& key);

@@ -5,11 +5,24 @@ namespace cclab::host {
 namespace {
 // Workers idle between jobs; there is nothing to time out on, so they re-arm their wait this often.
 constexpr std::chrono::hours kIdleRearm{1};
+// Checks of a word before a wait reads the clock: a back-to-back call's hand-off (one cache-line
+// transfer, ~45 ns quiet) usually lands within them, and a clock read costs about as much (~30 ns).
+constexpr int kChecksBeforeClock = 256;
+
+// Only where waits spin at all (spin > 0: a core per rank).
+template <class Ready>
+bool readyWithinChecks(const WaitWord& word, Ready ready, std::chrono::nanoseconds spin) {
+  for (int i = 0; spin.count() > 0 && i < kChecksBeforeClock; ++i) {
+    if (ready(word.value.load(std::memory_order_acquire))) return true;
+    cpuRelax();
+  }
+  return false;
+}
 }  // namespace
 
 WorkerPool::WorkerPool(int nranks, std::function<void(int)> body, std::chrono::nanoseconds spin)
     : body_(std::move(body)), spin_(spin), errors_(static_cast<std::size_t>(nranks)),
-      busy_(std::make_unique<std::atomic<bool>[]>(static_cast<std::size_t>(nranks))) {
+      done_(std::make_unique<WaitWord[]>(static_cast<std::size_t>(std::max(nranks, 1)))) {
   for (int r = 1; r < nranks; ++r) threads_.emplace_back([this, r] { loop(r); });
 }
 
@@ -20,71 +33,85 @@ WorkerPool::~WorkerPool() {
 }
 
 void WorkerPool::runAll(const Watchdog& watchdog) {
-  for (auto& e : errors_) e = nullptr;
-  const auto workers = static_cast<std::uint32_t>(threads_.size());
-  for (std::uint32_t r = 1; r <= workers; ++r) busy_[r].store(true, std::memory_order_relaxed);
-  remaining_.value.store(workers, std::memory_order_relaxed);
-  generation_.store(generation_.value.load(std::memory_order_relaxed) + 1);  // releases errors_, busy_, remaining_
+  // errors_ needs no reset: a worker writes its entry only when it throws, and runAll clears what it
+  // rethrows (below), so the entries are null between jobs.
+  const std::uint32_t generation = generation_.value.load(std::memory_order_relaxed) + 1;
+  generation_.store(generation);  // releases the job (the caller's writes before runAll)
   try {
     body_(0);
   } catch (...) {
     errors_[0] = std::current_exception();
   }
-  waitForWorkers(watchdog);
+  waitForWorkers(watchdog, generation);
+  std::exception_ptr first;
   for (auto& e : errors_)
-    if (e) std::rethrow_exception(e);
+    if (e) {
+      if (!first) first = e;
+      e = nullptr;
+    }
+  if (first) std::rethrow_exception(first);
 }
 
-std::vector<int> WorkerPool::running() const {
+std::vector<int> WorkerPool::running(std::uint32_t generation) const {
   std::vector<int> ranks;
   for (std::size_t r = 1; r <= threads_.size(); ++r)
-    if (busy_[r].load(std::memory_order_acquire)) ranks.push_back(static_cast<int>(r));
+    if (done_[r].value.load(std::memory_order_acquire) != generation) ranks.push_back(static_cast<int>(r));
   return ranks;
 }
 
-void WorkerPool::waitForWorkers(const Watchdog& watchdog) {
+void WorkerPool::waitForWorkers(const Watchdog& watchdog, std::uint32_t generation) {
   const std::atomic<bool> never{false};
-  const auto done = [](std::uint32_t v) { return v == 0; };
-  // Fast path: workers that finish within the spin need no progress sample (reading the executor's
-  // progress pulls every connection's counters across cores: a cost on every tiny call).
-  if (waitUntil(remaining_, done, never, Clock::now() + spin_, spin_) == WaitResult::Ready) return;
-  if (watchdog.patience.count() > 0) {
-    std::uint64_t seen = watchdog.progress ? watchdog.progress() : 0;
-    std::uint32_t left = remaining_.value.load(std::memory_order_acquire);
-    for (;;) {
-      if (waitUntil(remaining_, done, never, Clock::now() + watchdog.patience, spin_) == WaitResult::Ready) return;
-      const std::uint64_t now = watchdog.progress ? watchdog.progress() : 0;
-      const std::uint32_t nowLeft = remaining_.value.load(std::memory_order_acquire);
-      if (now != seen || nowLeft != left) {  // still moving: give it another period
-        seen = now;
-        left = nowLeft;
-        continue;
+  const auto done = [generation](std::uint32_t v) { return v == generation; };
+  for (std::size_t r = 1; r <= threads_.size(); ++r) {
+    WaitWord& word = done_[r];
+    if (readyWithinChecks(word, done, spin_)) continue;
+    // Workers that finish within the spin need no progress sample (reading the executor's progress
+    // pulls every connection's counters across cores: a cost on every tiny call).
+    if (waitUntil(word, done, never, Clock::now() + spin_, spin_) == WaitResult::Ready) continue;
+    if (watchdog.patience.count() > 0) {
+      std::uint64_t seen = watchdog.progress ? watchdog.progress() : 0;
+      bool ended = false;
+      for (;;) {
+        if (waitUntil(word, done, never, Clock::now() + watchdog.patience, spin_) == WaitResult::Ready) {
+          ended = true;
+          break;
+        }
+        const std::uint64_t now = watchdog.progress ? watchdog.progress() : 0;
+        if (now != seen) {  // still moving: give it another period
+          seen = now;
+          continue;
+        }
+        if (watchdog.abort) watchdog.abort(running(generation));
+        break;
       }
-      if (watchdog.abort) watchdog.abort(running());
-      break;
+      if (ended) continue;
     }
-  }
-  // Without a watchdog, or after its abort (which ends every wait at once): the workers leave.
-  while (waitUntil(remaining_, done, never, Clock::now() + kIdleRearm, spin_) != WaitResult::Ready) {
+    // Without a watchdog, or after its abort (which ends every wait at once): the workers leave.
+    for (std::size_t q = r; q <= threads_.size(); ++q)
+      while (waitUntil(done_[q], done, never, Clock::now() + kIdleRearm, spin_) != WaitResult::Ready) {
+      }
+    return;
   }
 }
 
 void WorkerPool::loop(int rank) {
   std::uint32_t seen = 0;
+  WaitWord& mine = done_[static_cast<std::size_t>(rank)];
+  const auto next = [&seen](std::uint32_t v) { return v != seen; };
   for (;;) {
-    const auto r = waitUntil(generation_, [seen](std::uint32_t v) { return v != seen; }, stop_,
-                             Clock::now() + kIdleRearm, spin_);
-    if (r == WaitResult::Aborted) return;
-    if (r == WaitResult::TimedOut) continue;
+    if (!readyWithinChecks(generation_, next, spin_)) {
+      const auto r = waitUntil(generation_, next, stop_, Clock::now() + kIdleRearm, spin_);
+      if (r == WaitResult::Aborted) return;
+      if (r == WaitResult::TimedOut) continue;
+    }
+    if (stop_.load(std::memory_order_acquire)) return;
     seen = generation_.value.load(std::memory_order_acquire);
     try {
       body_(rank);
     } catch (...) {
       errors_[static_cast<std::size_t>(rank)] = std::current_exception();
     }
-    busy_[static_cast<std::size_t>(rank)].store(false, std::memory_order_release);
-    const std::uint32_t left = remaining_.value.fetch_sub(1, std::memory_order_acq_rel) - 1;
-    if (left == 0 && remaining_.sleepers.load(std::memory_order_seq_cst) != 0) remaining_.wakeAll();
+    mine.store(seen);  // releases this rank's results and error; wakes the caller if it sleeps
   }
 }
 

@@ -3,6 +3,7 @@
 #include <sys/statvfs.h>
 
 #include <algorithm>
+#include <array>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <vector>
 
 #include "collectives/host/host_communicator.h"
+#include "collectives/host/ll_path.h"
 #include "collectives/mpi/mpi_executor.h"
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/mpi/mpi_world.h"
@@ -149,14 +151,40 @@ class ProcCommunicator final : public Communicator {
 
   // The plan's shape: the call's channels (else the communicator's) and ranks per node (else the
   // job's nodes, when they are uniform blocks).
-  const plan::Plan& planFor(const CollectiveArgs& a, plan::Algorithm algo, const CollectiveOptions& o) {
+  // A cached plan and, per element size (1..8 bytes), whether it fits the LL rings (-1: not asked yet).
+  struct Cached {
+    plan::Plan plan;
+    std::array<std::int8_t, 9> llFits;
+  };
+  Cached& planFor(const CollectiveArgs& a, plan::Algorithm algo, const CollectiveOptions& o) {
     const plan::PlanShape shape{o.channels > 0 ? o.channels : channels_,
                                 o.ranksPerNode > 0 ? o.ranksPerNode : world_.ranksPerNode()};
     const PlanKey key{a.collective, algo, a.count, a.root, shape.channels, shape.ranksPerNode};
-    if (auto it = plans_.find(key); it != plans_.end()) return it->second;
-    constexpr std::size_t kMaxCachedPlans = 256;
-    if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-    return plans_.emplace(key, plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape)).first->second;
+    if (last_ && key == lastKey_) return *last_;  // a loop of identical calls skips the map
+    auto it = plans_.find(key);
+    if (it == plans_.end()) {
+      constexpr std::size_t kMaxCachedPlans = 256;
+      if (plans_.size() >= kMaxCachedPlans) {
+        plans_.clear();
+        last_ = nullptr;
+      }
+      Cached c{plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape), {}};
+      c.llFits.fill(-1);
+      it = plans_.emplace(key, std::move(c)).first;
+    }
+    lastKey_ = key;
+    last_ = &it->second;
+    return it->second;
+  }
+
+  // Whether the call runs on the LL rings: one node, its largest buffer at most the LL threshold
+  // (kProcLlDefaultMaxBytes, or CCLAB_LL_MAX_BYTES), and the plan fits. Depends on the call only, so
+  // every rank takes the same path.
+  bool onLl(Cached& c, std::size_t elem, std::size_t largestBytes) {
+    if (!shm_ || links_ || largestBytes > llMaxBytes_ || elem >= c.llFits.size()) return false;
+    auto& fits = c.llFits[elem];
+    if (fits < 0) fits = shm_->llFits(c.plan, elem) ? 1 : 0;
+    return fits == 1;
   }
 
   bool inSegment(const void* p, std::size_t bytes) const {
@@ -170,7 +198,8 @@ class ProcCommunicator final : public Communicator {
     checkArgs(args, nranks(), algo);
     checkShape(options, nranks(), algo);
     checkSlicing(args, nranks(), options.sliceBytes, host::kDefaultSliceBytes);
-    const plan::Plan& pl = planFor(args, algo, options);
+    Cached& cached = planFor(args, algo, options);
+    const plan::Plan& pl = cached.plan;
     const std::size_t elem = sizeOf(args.type);
     const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
     const std::size_t inBytes = static_cast<std::size_t>(counts.input) * elem;
@@ -185,7 +214,9 @@ class ProcCommunicator final : public Communicator {
     const std::size_t slice = options.sliceBytes ? options.sliceBytes : host::kDefaultSliceBytes;
     const auto sliceElems = static_cast<std::int64_t>(std::max<std::size_t>(1, slice / elem));
     const ReduceFn reduce = hostReduceFn(args.type, args.op);
-    if (shm_)
+    if (onLl(cached, elem, std::max(inBytes, outBytes)))
+      runLl(pl, buffers, scratchBytes, elem, reduce, options);
+    else if (shm_)
       runShared(pl, buffers, inBytes, outBytes, scratchBytes, elem, reduce, sliceElems, options);
     else
       runMpi(pl, buffers, scratchBytes, elem, reduce, sliceElems, options);
@@ -222,6 +253,18 @@ class ProcCommunicator final : public Communicator {
     if (!direct && outBytes && buffers.recv) std::memcpy(buffers.recv, base + layout.output, outBytes);
   }
 
+  // On the LL rings: straight from and to the caller's buffers (LL copies into its lines anyway).
+  void runLl(const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, std::size_t elem, ReduceFn reduce,
+             const CollectiveOptions& options) {
+    if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
+    proc::ShmRunOptions o;
+    o.elemSize = elem;
+    o.reduce = reduce;
+    o.timeout = options.timeout;
+    if (oversubscribed_) o.spin = std::chrono::nanoseconds(0);
+    shm_->runLl(pl, {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), scratch_.data()}, o);
+  }
+
   void runMpi(const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, std::size_t elem, ReduceFn reduce,
               std::int64_t sliceElems, const CollectiveOptions& options) {
     if (scratch_.size() < scratchBytes) scratch_.resize(scratchBytes);
@@ -243,7 +286,10 @@ class ProcCommunicator final : public Communicator {
   std::size_t arenaNext_ = 0;
   int arenaLive_ = 0;
   std::vector<std::byte> scratch_;
-  std::map<PlanKey, plan::Plan> plans_;
+  std::map<PlanKey, Cached> plans_;  // node-stable: last_ stays valid until the map is cleared
+  PlanKey lastKey_{};
+  Cached* last_ = nullptr;
+  std::size_t llMaxBytes_ = host::llMaxBytesFromEnvironment(kProcLlDefaultMaxBytes);
 };
 
 }  // namespace

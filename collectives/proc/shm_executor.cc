@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -68,13 +69,25 @@ ShmExecutor::ShmExecutor(const std::string& job, int globalRank, const NodeRanks
   if (nranks < jobRanks_ && remote_ == nullptr) throw InvalidArgument("proc: ranks off the node need remote links");
   const int rank = rank_;
   const auto n = static_cast<std::size_t>(nranks);
-  const std::size_t ctrlBytes = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
+  llRingLines_ = nranks == jobRanks_ ? shmLlRingLines(nranks) : 0;  // LL only when the node is the whole job
+  llOffset_ = sizeof(Control) + sizeof(RankInfo) * n + sizeof(Channel) * n * n;
+  const std::size_t llBytes = llRingLines_ > 0 ? n * n * (sizeof(LlWords) + static_cast<std::size_t>(llRingLines_) * sizeof(LlLine)) : 0;
+  const std::size_t ctrlBytes = llOffset_ + llBytes;
   const std::string ctrlName = segmentName(job, 0, "ctrl");
   const auto deadline = Clock::now() + timeout;  // one bound for joining, however many peers
   const auto left = [deadline] { return std::max<std::chrono::nanoseconds>(deadline - Clock::now(), {}); };
   ctrl_ = rank == 0 ? ShmSegment::create(ctrlName, ctrlBytes) : ShmSegment::attach(ctrlName, left());
   if (ctrl_.size() != ctrlBytes)
     throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
+  if (llRingLines_ > 0) {
+    for (int r = 0; r < nranks; ++r) {
+      llTo_.push_back(llRing(rank, r));
+      llFrom_.push_back(llRing(r, rank));
+    }
+    llHead_.assign(n, 0);
+    llRoom_.assign(n, static_cast<std::uint64_t>(llRingLines_) * kLlUnitsPerLine);
+    llTail_.assign(n, 0);
+  }
   info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
   info(rank).pid.store(getpid(), std::memory_order_release);
   own_ = ShmSegment::create(segmentName(job, rank, "buf"), bufferBytes);
@@ -112,6 +125,25 @@ void ShmExecutor::joinAndUnlink(Clock::time_point deadline) {
   ctrl_.unlinkName();  // a no-op except on rank 0, its creator
 }
 
+std::int64_t shmLlRingLines(int nodeRanks) {
+  const auto p = static_cast<std::size_t>(std::max(nodeRanks, 1));
+  const std::size_t affordable = kShmLlBudgetBytes / (p * p * sizeof(LlLine));
+  const auto lines = static_cast<std::int64_t>(std::bit_floor(std::max<std::size_t>(affordable, 1)));
+  return lines < kShmLlMinRingLines ? 0 : std::min(lines, kShmLlMaxRingLines);
+}
+
+ShmExecutor::LlWords& ShmExecutor::llWords(int from, int to) const {
+  auto* words = reinterpret_cast<LlWords*>(ctrl_.data() + llOffset_);
+  return words[static_cast<std::size_t>(from) * static_cast<std::size_t>(nranks_) + static_cast<std::size_t>(to)];
+}
+
+LlRing ShmExecutor::llRing(int from, int to) const {
+  const auto n = static_cast<std::size_t>(nranks_);
+  auto* lines = reinterpret_cast<LlLine*>(ctrl_.data() + llOffset_ + n * n * sizeof(LlWords));
+  const std::size_t pair = static_cast<std::size_t>(from) * n + static_cast<std::size_t>(to);
+  return LlRing(lines + pair * static_cast<std::size_t>(llRingLines_), llRingLines_, kLlMaxFlagPeriod);
+}
+
 ShmExecutor::RankInfo& ShmExecutor::info(int r) const {
   return reinterpret_cast<RankInfo*>(ctrl_.data() + sizeof(Control))[r];
 }
@@ -136,6 +168,10 @@ void ShmExecutor::fail(const std::vector<int>& lost) {
     for (int b = 0; b < nranks_; ++b) {
       channel(a, b).posted.wakeAll();
       channel(a, b).consumed.wakeAll();
+      if (llRingLines_ > 0) {
+        llWords(a, b).acked.wakeAll();
+        llWords(a, b).bell.wakeAll();
+      }
     }
 }
 
@@ -159,6 +195,70 @@ std::vector<int> ShmExecutor::lateRanks(std::uint32_t call) const {
   for (int r = 0; r < nranks_; ++r)
     if (!reached(arrived(r).value.load(std::memory_order_acquire), call)) late.push_back(r);
   return late;
+}
+
+std::string ShmExecutor::head(const WaitSite& site) const {
+  return "proc " + std::string(plan::name(site.plan->collective)) + "/" + std::string(plan::name(site.plan->algorithm)) +
+         ": rank " + std::to_string(globalOf(rank_));
+}
+
+std::string ShmExecutor::tail(const WaitSite& site, int peer, const char* what) const {
+  return " at op " + std::to_string(site.opIndex) + " waiting for " + what + " rank " + std::to_string(globalOf(peer));
+}
+
+void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std::uint32_t)>& ready, int peer,
+                            const char* what, const WaitSite& site, std::chrono::nanoseconds timeout,
+                            std::chrono::nanoseconds spin) {
+  const auto deadline = Clock::now() + timeout;
+  auto livenessAt = Clock::now() + kLivenessCheck;
+  for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
+    // Sends to other nodes still in flight: shorter rounds, moving them along between rounds.
+    const bool sending = remote_ != nullptr && remote_->progress();
+    const auto roundEnd = std::min({deadline, livenessAt, sending ? Clock::now() + kProgressRound : livenessAt});
+    const auto r = waitUntil(word, ready, control().abort, roundEnd, spin);
+    spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
+    if (r == WaitResult::Ready) return;
+    if (r == WaitResult::Aborted) break;
+    const auto now = Clock::now();
+    if (now >= deadline) break;
+    if (now < livenessAt) continue;
+    livenessAt = now + kLivenessCheck;
+    if (!alive(peer)) {
+      fail({peer});
+      throw TimeoutError(head(site) + " lost rank " + std::to_string(globalOf(peer)) + ": its process (pid " +
+                         std::to_string(info(peer).pid.load()) + ") died" + tail(site, peer, what));
+    }
+  }
+  if (control().abort.value.load(std::memory_order_acquire) == 0) {
+    // Timed out. Blame the ranks that never started this call when there are any, else the peer.
+    const std::vector<int> late = lateRanks(site.call);
+    fail(late.empty() ? std::vector<int>{peer} : late);
+    throw TimeoutError(head(site) + " lost " + rankList(globalOf(late.empty() ? std::vector<int>{peer} : late)) +
+                       ": timed out after " + milliseconds(timeout) + tail(site, peer, what) +
+                       (late.empty() ? "" : " (never arrived)"));
+  }
+  const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
+  const std::vector<int> lost = lostRanks();
+  throw TimeoutError(head(site) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) + ": stopped by rank " +
+                     std::to_string(globalOf(static_cast<int>(code) - 1)) + tail(site, peer, what));
+}
+
+void ShmExecutor::throwIfAborted(const plan::Plan& plan) const {
+  const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
+  if (code == 0) return;
+  // Already aborted (by this rank in an earlier call, or by a peer before this rank got here): the
+  // same one line as the ranks that were waiting, naming the lost ranks.
+  const std::vector<int> lost = lostRanks();
+  throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
+                     ": rank " + std::to_string(globalOf(rank_)) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) +
+                     ": stopped by rank " + std::to_string(globalOf(static_cast<int>(code) - 1)) + " before this call");
+}
+
+std::uint32_t ShmExecutor::arrive() {
+  SharedWord& a = arrived(rank_);  // only this rank writes it
+  const std::uint32_t call = a.value.load(std::memory_order_relaxed) + 1;
+  a.value.store(call, std::memory_order_release);
+  return call;
 }
 
 // The state of this rank during one run(): its outstanding sends and its waits.
@@ -339,49 +439,11 @@ class ShmExecutor::RankRun {
 
   void waitFor(const SharedWord& word, std::uint32_t target, int peer, const char* what) {
     if (reached(word.value.load(std::memory_order_acquire), target)) return;
-    const auto deadline = Clock::now() + o_.timeout;
-    auto spin = o_.spin;
-    auto livenessAt = Clock::now() + kLivenessCheck;
-    for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
-      // Sends to other nodes still in flight: shorter rounds, moving them along between rounds.
-      const bool sending = ex_.remote_ != nullptr && ex_.remote_->progress();
-      const auto roundEnd = std::min({deadline, livenessAt, sending ? Clock::now() + kProgressRound : livenessAt});
-      const auto r = waitUntil(word, [target](std::uint32_t v) { return reached(v, target); }, ex_.control().abort,
-                               roundEnd, spin);
-      spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
-      if (r == WaitResult::Ready) return;
-      if (r == WaitResult::Aborted) break;
-      const auto now = Clock::now();
-      if (now >= deadline) break;
-      if (now < livenessAt) continue;
-      livenessAt = now + kLivenessCheck;
-      if (!ex_.alive(peer)) {
-        ex_.fail({peer});
-        throw TimeoutError(head() + " lost rank " + std::to_string(ex_.globalOf(peer)) + ": its process (pid " +
-                           std::to_string(ex_.info(peer).pid.load()) + ") died" + tail(peer, what));
-      }
-    }
-    if (ex_.control().abort.value.load(std::memory_order_acquire) == 0) {
-      // Timed out. Blame the ranks that never started this call when there are any, else the peer.
-      const std::vector<int> late = ex_.lateRanks(call_);
-      ex_.fail(late.empty() ? std::vector<int>{peer} : late);
-      throw TimeoutError(head() + " lost " + rankList(ex_.globalOf(late.empty() ? std::vector<int>{peer} : late)) +
-                         ": timed out after " + milliseconds(o_.timeout) + tail(peer, what) +
-                         (late.empty() ? "" : " (never arrived)"));
-    }
-    const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);
-    const std::vector<int> lost = ex_.lostRanks();
-    throw TimeoutError(head() + (lost.empty() ? " stopped" : " lost " + rankList(ex_.globalOf(lost))) + ": stopped by rank " +
-                       std::to_string(ex_.globalOf(static_cast<int>(code) - 1)) + tail(peer, what));
+    ex_.waitReady(word, [target](std::uint32_t v) { return reached(v, target); }, peer, what, {&plan_, opIndex_, call_},
+                  o_.timeout, o_.spin);
   }
 
-  [[nodiscard]] std::string head() const {
-    return "proc " + std::string(plan::name(plan_.collective)) + "/" + std::string(plan::name(plan_.algorithm)) +
-           ": rank " + std::to_string(ex_.globalOf(ex_.rank_));
-  }
-  [[nodiscard]] std::string tail(int peer, const char* what) const {
-    return " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(ex_.globalOf(peer));
-  }
+  [[nodiscard]] std::string head() const { return ex_.head({&plan_, opIndex_, call_}); }
 
   ShmExecutor& ex_;
   const plan::Plan& plan_;
@@ -398,14 +460,7 @@ void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const Shm
   if (plan.nranks != jobRanks_) throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks");
   if (plan::reduces(plan.collective) && options.reduce == nullptr)
     throw InvalidArgument("proc: a reducing plan needs a reduce function");
-  if (const std::uint32_t code = control().abort.value.load(std::memory_order_acquire); code != 0) {
-    // Already aborted (by this rank in an earlier call, or by a peer before this rank got here): the
-    // same one line as the ranks that were waiting, naming the lost ranks.
-    const std::vector<int> lost = lostRanks();
-    throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
-                       ": rank " + std::to_string(globalOf(rank_)) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) +
-                       ": stopped by rank " + std::to_string(globalOf(static_cast<int>(code) - 1)) + " before this call");
-  }
+  throwIfAborted(plan);
   const auto counts = plan::bufferCounts(plan.collective, plan.nranks, plan.count);
   const auto fits = [&](std::size_t at, std::int64_t elems) {
     return at + static_cast<std::size_t>(elems) * options.elemSize <= own_.size();
@@ -413,8 +468,7 @@ void ShmExecutor::run(const plan::Plan& plan, const ShmLayout& layout, const Shm
   if (!fits(layout.input, counts.input) || !fits(layout.output, counts.output) || !fits(layout.scratch, plan.scratchCount))
     throw InvalidArgument("proc: the buffers of this plan do not fit the " + std::to_string(own_.size()) +
                           "-byte segment at the given layout");
-  const std::uint32_t call = arrived(rank_).value.fetch_add(1, std::memory_order_acq_rel) + 1;
-  RankRun(*this, plan, layout, options, call).execute();
+  RankRun(*this, plan, layout, options, arrive()).execute();
 }
 
 }  // namespace cclab::proc

@@ -9,8 +9,14 @@
 // waits for still runs (its pid and start time are in the control segment), so a killed rank is
 // noticed in about that time rather than at the timeout.
 //
-// This is the within-a-node smoke path of issue 12: no MPI bootstrap (the ranks agree on the job id
-// and the sizes beforehand, e.g. by fork), no Communicator backend yet.
+// Small calls have a second path, LL (shm_ll.cc, after the host's: collectives/core/ll_ring.h): one
+// ring of flagged lines per ordered pair of ranks in the control segment, into which a send writes its
+// data with the flag in each 8-byte word; the receiver polls the words themselves. A tiny allreduce is
+// then one line written and one line polled per peer, with no posted/consumed counters and no wait for
+// the reader (runLl; llFits says which plans fit).
+//
+// The ranks agree on the job id and the sizes beforehand (the process backend through MPI,
+// collectives/mpi/proc_communicator.h; tests by fork).
 #pragma once
 
 #include <atomic>
@@ -22,6 +28,7 @@
 #include <vector>
 
 #include "collectives/core/dtype.h"
+#include "collectives/core/ll_ring.h"
 #include "collectives/plan/plan.h"
 #include "collectives/proc/shared_wait.h"
 #include "collectives/proc/shm_segment.h"
@@ -72,6 +79,21 @@ struct ShmLayout {
   std::size_t scratch = 0;
 };
 
+// A rank's buffers for the LL path, anywhere in this process (LL copies the data into its lines).
+struct LocalBuffers {
+  const std::byte* input = nullptr;
+  std::byte* output = nullptr;
+  std::byte* scratch = nullptr;
+};
+
+// Lines per LL ring (one per ordered pair of a node's ranks): kShmLlMaxRingLines (4 KiB, 2 KiB of
+// data: the host's LL threshold is 1 KiB), fewer when nranks^2 rings would pass kShmLlBudgetBytes;
+// below kShmLlMinRingLines the node has no LL path (0).
+inline constexpr std::int64_t kShmLlMaxRingLines = 64;
+inline constexpr std::int64_t kShmLlMinRingLines = 16;
+inline constexpr std::size_t kShmLlBudgetBytes = std::size_t{8} << 20;
+std::int64_t shmLlRingLines(int nodeRanks);
+
 class ShmExecutor {
  public:
   static constexpr std::uint32_t kSlots = 16;
@@ -103,6 +125,16 @@ class ShmExecutor {
   // every peer's waits); once the job is aborted, every later call throws the same.
   void run(const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& options);
 
+  // Whether `plan` can run on the LL path (runLl) with elements of `elemSize` bytes: every rank of the
+  // job is on this node, the node has LL rings, and the lines one call sends on each ordered pair
+  // (all channels together) fit in a ring.
+  [[nodiscard]] bool llFits(const plan::Plan& plan, std::size_t elemSize) const;
+  // Runs this rank's ops of `plan` (which must fit: llFits, checked by the caller once per plan) over
+  // the LL rings, whole ops in op order; options' sliceElems is ignored. Failures as run(). Every rank
+  // runs the same sequence of calls, LL or not.
+  void runLl(const plan::Plan& plan, const LocalBuffers& buffers, const ShmRunOptions& options);
+  [[nodiscard]] std::int64_t llRingLines() const { return llRingLines_; }
+
   // Ends every peer's waits now (they throw naming this rank).
   void abort();
 
@@ -118,6 +150,32 @@ class ShmExecutor {
     std::atomic<std::uint32_t> lost[kMaxRanks / 32];  // bit r: rank r was blamed by a timeout
   };
   class RankRun;
+  class LlRun;
+  // Where a wait happens, for its error line.
+  struct WaitSite {
+    const plan::Plan* plan;
+    std::size_t opIndex;
+    std::uint32_t call;  // this rank's call number (arrived counter)
+  };
+  // Waits until ready(word.value) (its first check already failed), in rounds of kLivenessCheck that
+  // check the peer still runs; throws TimeoutError naming the lost ranks at the deadline, when the peer
+  // died, or when the job was aborted (and aborts the job itself in the first two cases).
+  void waitReady(const SharedWord& word, const std::function<bool(std::uint32_t)>& ready, int peer, const char* what,
+                 const WaitSite& site, std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin);
+  [[nodiscard]] std::string head(const WaitSite& site) const;
+  [[nodiscard]] std::string tail(const WaitSite& site, int peer, const char* what) const;
+  // Throws the "stopped by rank R before this call" line when the job is aborted; else returns.
+  void throwIfAborted(const plan::Plan& plan) const;
+  // Counts this rank's arrival at a new call and returns its number.
+  std::uint32_t arrive();
+
+  // LL: per ordered pair (from, to) of local ranks, the words in the control segment and the ring.
+  struct alignas(64) LlWords {
+    SharedWord acked;  // units the reader has read, mod 2^32 (a sender waiting for room sleeps on it)
+    SharedWord bell;   // bumped for a reader that sleeps waiting for data
+  };
+  [[nodiscard]] LlWords& llWords(int from, int to) const;
+  [[nodiscard]] LlRing llRing(int from, int to) const;
 
   [[nodiscard]] Control& control() const { return *reinterpret_cast<Control*>(ctrl_.data()); }
   // Per rank, in the control segment: its arrival counter and who it is (so peers notice its death).
@@ -154,6 +212,13 @@ class ShmExecutor {
   ShmSegment own_;                  // this rank's buffers
   std::vector<ShmSegment> peers_;   // peers_[r]: rank r's buffers (empty for this rank)
   std::vector<std::byte*> bases_;   // bases_[r]: rank r's buffers as mapped here
+  std::int64_t llRingLines_ = 0;    // 0: no LL rings on this node
+  std::size_t llOffset_ = 0;        // where the LL words start in the control segment
+  // This rank's private LL positions (units), per local peer: written to (peer), read from (peer).
+  std::vector<LlRing> llTo_, llFrom_;
+  std::vector<std::uint64_t> llHead_, llRoom_, llTail_;
+  std::vector<int> llSent_, llRead_;               // LlRun's, kept between calls
+  std::vector<std::byte> llAcc_, llIncoming_;
 };
 
 }  // namespace cclab::proc

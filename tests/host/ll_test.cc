@@ -220,9 +220,43 @@ void runAllRanks(LlPath& path, int p, std::vector<Call>& calls, std::chrono::mil
   for (int r = 0; r < p; ++r) ASSERT_EQ(errors[static_cast<std::size_t>(r)], "") << "rank " << r;
 }
 
-void sweepOneShotTwoShot(LlConfig config) {
+// Every call in order on `shares` threads, thread t running ranks t, t + shares, ... cooperatively
+// (LlPath::runShare, as a group call with more ranks than cores runs them).
+void runAllShares(LlPath& path, int p, int shares, std::vector<Call>& calls, std::chrono::milliseconds timeout) {
+  std::vector<std::thread> threads;
+  std::vector<std::string> errors(static_cast<std::size_t>(shares));
+  for (int t = 0; t < shares; ++t)
+    threads.emplace_back([&, t] {
+      std::vector<int> ranks;
+      for (int r = t; r < p; r += shares) ranks.push_back(r);
+      try {
+        for (Call& c : calls) {
+          CollectiveOptions o;
+          o.algorithm = c.algo;
+          o.timeout = timeout;
+          std::vector<RankBuffers> bufs;
+          for (int r = 0; r < p; ++r) {
+            auto& out = c.buffers[static_cast<std::size_t>(r)];
+            bufs.push_back({c.inPlace ? out.data() : c.inputs[static_cast<std::size_t>(r)].data(), out.data()});
+          }
+          const CollectiveArgs args{Collective::AllReduce, c.count, c.type, c.op, 0};
+          const plan::Plan* plan = path.planFor(ranks.front(), args, c.algo, {});
+          if (plan == nullptr) throw Error("not for the LL path");
+          path.runShare(ranks, args, *plan, bufs, o, std::chrono::microseconds(50));
+        }
+      } catch (const std::exception& e) {
+        errors[static_cast<std::size_t>(t)] = e.what();
+      }
+    });
+  for (auto& t : threads) t.join();
+  for (int t = 0; t < shares; ++t) ASSERT_EQ(errors[static_cast<std::size_t>(t)], "") << "share " << t;
+}
+
+// shares 0: a thread per rank (runAllRanks); else runAllShares with that many threads.
+void sweepOneShotTwoShot(LlConfig config, int shares = 0) {
   std::mt19937_64 rng(20261203);
   for (int p : {2, 3, 4, 5, 8}) {
+    if (shares > p) continue;
     LlPath path(p, spinFor(p), kLlMaxBytesLimit, config);
     std::vector<Call> calls;
     int k = 0;
@@ -239,7 +273,10 @@ void sweepOneShotTwoShot(LlConfig config) {
             }
             calls.push_back(std::move(c));
           }
-    runAllRanks(path, p, calls, std::chrono::seconds(20));
+    if (shares == 0)
+      runAllRanks(path, p, calls, std::chrono::seconds(20));
+    else
+      runAllShares(path, p, shares, calls, std::chrono::seconds(20));
     if (::testing::Test::HasFatalFailure()) return;
     for (const Call& c : calls) {
       const std::string what = "p=" + std::to_string(p) + " " + std::string(plan::name(c.algo)) + " count=" +
@@ -267,6 +304,82 @@ TEST(LlPath, OneShotAndTwoShotMatchTheDoubleReferenceAndAreIdenticalOnEveryRank)
 // sizes wrap the ring and the flags many times over.
 TEST(LlPath, OneShotAndTwoShotStayCorrectAcrossRingAndFlagWraps) {
   sweepOneShotTwoShot({16, 2});
+}
+
+// Ranks run in shares (several ranks cooperatively on one thread, for more ranks than cores) give the
+// same bits: identical on every rank and the rank-order fold, on 1, 2 and 3 threads, and across ring
+// and flag wraps.
+TEST(LlPath, RanksRunInSharesGiveTheSameBits) {
+  for (int shares : {1, 2, 3}) {
+    sweepOneShotTwoShot({}, shares);
+    if (::testing::Test::HasFatalFailure()) return;
+  }
+  sweepOneShotTwoShot({16, 2}, 2);
+}
+
+// A share that waits for a rank nobody runs names it after the timeout, and does not hang.
+TEST(LlPath, AShareWaitingForARankThatNeverArrivesNamesIt) {
+  const int p = 3;
+  LlPath path(p, spinFor(p), kLlMaxBytesLimit);
+  std::vector<float> in(p * 16, 1.0F), out(p * 16);
+  std::vector<RankBuffers> bufs;
+  for (int r = 0; r < p; ++r) bufs.push_back({in.data() + r * 16, out.data() + r * 16});
+  const CollectiveArgs args{Collective::AllReduce, 16, DataType::Float32, ReduceOp::Sum, 0};
+  CollectiveOptions o;
+  o.timeout = std::chrono::milliseconds(200);
+  const plan::Plan* plan = path.planFor(0, args, Algorithm::OneShot, {});
+  ASSERT_NE(plan, nullptr);
+  const std::vector<int> share{0, 1};  // rank 2 never runs
+  const auto start = std::chrono::steady_clock::now();
+  try {
+    path.runShare(share, args, *plan, bufs, o, std::chrono::microseconds(50));
+    ADD_FAILURE() << "no timeout";
+  } catch (const TimeoutError& e) {
+    const std::string m = e.what();
+    EXPECT_NE(m.find("rank 2 never arrived"), std::string::npos) << m;
+    EXPECT_EQ(m.find('\n'), std::string::npos) << "one line: " << m;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << "no hang";
+}
+
+// The communicator's switch for shares: 0 and 1 run, anything else is refused naming the variable.
+TEST(LlPath, TheSharesSwitchIsCheckedAndBothSettingsAreExact) {
+  const char* old = std::getenv("CCLAB_LL_SHARES");
+  const std::string saved = old ? old : "";
+  const int p = static_cast<int>(std::max(1U, std::thread::hardware_concurrency())) + 2;  // more ranks than cores
+  for (const char* setting : {"0", "1"}) {
+    ::setenv("CCLAB_LL_SHARES", setting, 1);
+    auto comm = makeCommunicator(Backend::Host, {p});
+    const DataSpec spec{DataType::Float32, ReduceOp::Sum, p, 7};
+    std::vector<std::vector<float>> in(static_cast<std::size_t>(p), std::vector<float>(13)),
+        out(static_cast<std::size_t>(p), std::vector<float>(13));
+    std::vector<RankBuffers> bufs;
+    for (int r = 0; r < p; ++r) {
+      fillInput(spec, r, 0, 13, in[static_cast<std::size_t>(r)].data());
+      bufs.push_back({in[static_cast<std::size_t>(r)].data(), out[static_cast<std::size_t>(r)].data()});
+    }
+    for (Algorithm a : {Algorithm::OneShot, Algorithm::RecursiveDoubling, Algorithm::Ring}) {
+      CollectiveOptions o;
+      o.algorithm = a;
+      comm->runGroup({Collective::AllReduce, 13, DataType::Float32, ReduceOp::Sum, 0}, bufs, o);
+      std::vector<float> want(13);
+      fillExpectedReduce(spec, 0, 13, want.data());
+      for (int r = 0; r < p; ++r)
+        EXPECT_EQ(countWrong(DataType::Float32, out[static_cast<std::size_t>(r)].data(), want.data(), 13), 0U)
+            << "CCLAB_LL_SHARES=" << setting << " " << plan::name(a) << " rank " << r;
+    }
+  }
+  ::setenv("CCLAB_LL_SHARES", "2", 1);
+  try {
+    makeCommunicator(Backend::Host, {p});
+    ADD_FAILURE() << "accepted CCLAB_LL_SHARES=2";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("CCLAB_LL_SHARES"), std::string::npos) << e.what();
+  }
+  if (old)
+    ::setenv("CCLAB_LL_SHARES", saved.c_str(), 1);
+  else
+    ::unsetenv("CCLAB_LL_SHARES");
 }
 
 // ---- every algorithm and collective, exact reference ----
@@ -577,6 +690,23 @@ TEST(AutoSmallMessages, TheHostTableStaysOnTheLlPathAndOtherBackendsKeepTheOldRu
   const int beyond = kHostAutoSmall[std::size(kHostAutoSmall) - 1].nranks + 1;
   const CollectiveArgs tiny{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
   EXPECT_EQ(autoAlgorithm(tiny, beyond, Backend::Host), autoAlgorithm(tiny, beyond)) << "unmeasured rank count";
+}
+
+// The process backend's table (kProcAutoSmall) is read the same way, on the proc backend only.
+TEST(AutoSmallMessages, TheProcTableIsReadForTheProcBackendOnly) {
+  int previous = 0;
+  for (const HostAutoSmallRow& row : kProcAutoSmall) {
+    EXPECT_GT(row.nranks, previous) << "rows in rank order";
+    previous = row.nranks;
+    CollectiveArgs a{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+    const plan::Algorithm small = autoAlgorithm(a, row.nranks, Backend::Proc);
+    EXPECT_EQ(small, row.oneshotBytes >= 4 ? plan::Algorithm::OneShot : autoAlgorithm(a, row.nranks)) << row.nranks;
+    a.count = static_cast<std::int64_t>(std::max(row.oneshotBytes, row.twoshotBytes) / 4) + 1;  // just above the table
+    EXPECT_EQ(autoAlgorithm(a, row.nranks, Backend::Proc), autoAlgorithm(a, row.nranks)) << row.nranks;
+  }
+  const CollectiveArgs tiny{plan::Collective::AllReduce, 1, DataType::Float32, ReduceOp::Sum, 0};
+  const int beyond = kProcAutoSmall[std::size(kProcAutoSmall) - 1].nranks + 1;
+  EXPECT_EQ(autoAlgorithm(tiny, beyond, Backend::Proc), autoAlgorithm(tiny, beyond)) << "unmeasured rank count";
 }
 
 }  // namespace
