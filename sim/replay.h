@@ -14,9 +14,12 @@
 //    (one pass over p-1 received vectors).
 //  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
 //    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
-//  - Protocols: where the topology enables LL (TopologySpec::llProtocol), each message takes LL (one
-//    traversal, resources held 1/kLLEfficiency as long) or Simple (three traversals, full bandwidth),
-//    whichever delivers it sooner on its route (topology.h).
+//  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
+//    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
+//    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
+//    under Simple, then under LL, and reports the faster (ties: Simple). The LL run is abandoned as
+//    soon as its simulated clock passes Simple's finish (it can no longer win), so a call where
+//    Simple wins by far costs little more than one replay; at worst two.
 //  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
 //    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
@@ -32,6 +35,7 @@
 #include "collectives/core/straggler.h"
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
+#include "sim/protocol.h"
 #include "sim/topology.h"
 #include "sim/units.h"
 
@@ -64,7 +68,9 @@ inline constexpr std::int64_t kMaxReplayOpSlicesRaised = 10'000'000'000;
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
-  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised)
+  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised);
+                                                  // per protocol run (auto runs up to two)
+  ProtocolChoice protocol = ProtocolChoice::Auto;  // forced LL or Simple: refused without ll_protocol
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).
@@ -89,7 +95,9 @@ struct ReplayResult {
   std::vector<Micros> busy;        // per resource: time it carried data
   std::vector<Bytes> bytes;        // per resource: bytes it carried
   std::int64_t sliceElems = 0;     // the slice size used (elements; 0 = whole ops)
-  std::int64_t steps = 0;          // op-slices executed
+  std::int64_t steps = 0;          // op-slices executed (the reported protocol's run)
+  std::int64_t stepsAllRuns = 0;   // op-slices executed by every protocol run (auto: up to two)
+  Protocol protocol = Protocol::None;  // the protocol every message took (protocol.h)
   std::vector<TraceEvent> trace;
   bool traceTruncated = false;
 };

@@ -38,7 +38,7 @@ Micros replayed(const plan::Plan& pl, const Topology& topo, std::int64_t slice =
 }
 
 Micros analytic(const Topology& topo, Algorithm a, int p, std::int64_t count, std::int64_t slice = -1) {
-  return predictOn(topo, {Collective::AllReduce, a, p, count, 4, slice});
+  return predictOn(topo, {Collective::AllReduce, a, p, count, 4, slice}).time;
 }
 
 // A 2-node cluster of 8 GPUs with one NIC per GPU, protocols and start-up off unless a test sets them.
@@ -72,8 +72,9 @@ TEST(LinkClass, HalvingTheEfficiencyDoublesTheBandwidthTerm) {
   EXPECT_NEAR(Topology(s).resources()[0].bandwidth, 40, 1e-12);
 }
 
-// LL: one traversal at half the bandwidth; Simple: three traversals at full bandwidth; each message
-// takes the faster, so the switch-over is where bytes·β = 2·latency.
+// LL: one traversal at half the bandwidth; Simple: three traversals at full bandwidth; a call takes
+// the faster for all its messages (sim/protocol.h), so a call of one message switches over where
+// bytes·β = 2·latency.
 TEST(LinkClass, SmallMessagesTakeLLAndLargeOnesSimple) {
   const Micros L = 1;  // per hop: 2 µs per message on a switch
   TopologySpec s = switchOf(2, L, 10);
@@ -91,7 +92,7 @@ TEST(LinkClass, SmallMessagesTakeLLAndLargeOnesSimple) {
     const Micros ll = 2 * L + n * beta / kLLEfficiency, simple = kSimpleLatencyTraversals * 2 * L + n * beta;
     EXPECT_NEAR(replayed(pl, topo), std::min(ll, simple), 1e-9) << count;
   }
-  // The closed form takes the protocol of the schedule's messages the same way.
+  // The closed form takes the faster protocol for the whole call the same way.
   for (int p : {4, 8})
     for (std::int64_t count : {std::int64_t{64} * p, std::int64_t{1} << 22}) {
       TopologySpec sp = switchOf(p, L, 10);
