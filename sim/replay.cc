@@ -378,17 +378,41 @@ std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize) {
   return autoSliceElems(plan::PlanOpSource(plan), elemSize);
 }
 
+namespace {
+
+// Which protocol to replay first: the one the call's largest message would take alone on the route of
+// rank 0's first send (LL while bytes·β < 2·latency, topology.h). It only orders the runs (the later
+// one is abandoned once it passes the earlier one's finish, so starting with the likely winner saves
+// most of the loser's run); the result does not depend on it.
+bool llLikelyFirst(const plan::OpSource& source, const Topology& topo, const ReplayOptions& o) {
+  if (source.info().nranks < 2) return false;
+  const std::int64_t maxOp = source.maxOpCount();
+  const std::int64_t slice = o.sliceElems > 0 ? o.sliceElems : o.sliceElems == 0 ? autoSliceElems(source, o.elemSize) : 0;
+  const Bytes bytes = (slice > 0 ? std::min(slice, maxOp) : maxOp) * o.elemSize;
+  for (const plan::PeerLink& l : source.links(0))
+    if (l.out && l.peer > 0 && l.peer < topo.nranks()) {
+      const Route r = topo.routesFrom(topo.rankNode(0), {l.peer}).front();
+      return static_cast<double>(bytes) * inverseBandwidth(r.bottleneck) < (kSimpleLatencyTraversals - 1) * r.latency;
+    }
+  return false;
+}
+
+}  // namespace
+
 ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options) {
-  // One run per candidate protocol (protocol.h), Simple first; a later run is abandoned once it passes
-  // the best finish so far, and only a strictly faster one replaces it.
+  // One run per candidate protocol (protocol.h); a later run is abandoned once it passes the best
+  // finish so far. The faster wins, a tie goes to Simple, whatever the order.
+  std::vector<Protocol> order = protocolCandidates(topo.spec(), options.protocol);
+  if (order.size() == 2 && llLikelyFirst(source, topo, options)) std::swap(order[0], order[1]);
   ReplayResult best;
   bool have = false;
   std::int64_t steps = 0;
-  for (const Protocol p : protocolCandidates(topo.spec(), options.protocol)) {
+  for (const Protocol p : order) {
     Engine engine(source, topo, options, p, have ? best.time : std::numeric_limits<Micros>::infinity());
     ReplayResult r = engine.run();
     steps += r.steps;
-    if (!have || (!engine.abandoned() && r.time < best.time)) {
+    const bool wins = !have || (!engine.abandoned() && (r.time < best.time || (r.time == best.time && p == Protocol::Simple)));
+    if (wins) {
       best = std::move(r);
       have = true;
     }

@@ -17,9 +17,10 @@
 //  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
 //    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
 //    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
-//    under Simple, then under LL, and reports the faster (ties: Simple). The LL run is abandoned as
-//    soon as its simulated clock passes Simple's finish (it can no longer win), so a call where
-//    Simple wins by far costs little more than one replay; at worst two.
+//    under both and reports the faster (ties: Simple). It starts with the protocol the call's largest
+//    message would take alone on an idle route, and abandons the second run as soon as its simulated
+//    clock passes the first's finish (it can no longer win), so a call whose protocols differ by far
+//    costs little more than one replay; at worst two (ReplayResult::stepsAllRuns counts them).
 //  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
 //    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
