@@ -227,6 +227,31 @@ TEST(ClosedForm, ReplayEqualsClosedFormUnderEachProtocol) {
           }
         }
     }
+  // The hier plan too (g ranks per node, whole ops and slices).
+  for (int g : {2, 4})
+    for (int nodes : {2, 3}) {
+      const int p = g * nodes;
+      TopologySpec s = uniform(p);
+      s.llProtocol = true;
+      const Topology topo(s);
+      for (std::int64_t count : {evenCount(p), evenCount(p) * 64}) {
+        const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
+        for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{256}}) {
+          Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
+          sc.ranksPerNode = g;
+          const Micros ll = predict(sc, withProtocol(uniformParams(), Protocol::LL));
+          const Micros simple = predict(sc, withProtocol(uniformParams(), Protocol::Simple));
+          for (ProtocolChoice choice : {ProtocolChoice::LL, ProtocolChoice::Simple, ProtocolChoice::Auto}) {
+            ReplayOptions o;
+            o.sliceElems = slice;
+            o.protocol = choice;
+            const Micros closed = choice == ProtocolChoice::LL ? ll : choice == ProtocolChoice::Simple ? simple : std::min(ll, simple);
+            EXPECT_NEAR(replay(pl, topo, o).time, closed, kRel * closed)
+                << "hier g=" << g << " nodes=" << nodes << " count " << count << " slice " << slice << " " << name(choice);
+          }
+        }
+      }
+    }
 }
 
 TEST(ClosedForm, PredictRejectsMissingGenerators) {

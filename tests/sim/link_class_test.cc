@@ -179,20 +179,27 @@ TEST(LinkClass, ClusterShapeKeepsEveryNicBusy) {
 }
 
 // hier-ring replays the hier plan; on a cluster (NVLink inside, one NIC per GPU across) it equals its
-// closed form with the cluster's intra and inter parameters, start-up included.
+// closed form with the cluster's intra and inter parameters, start-up included; with the protocols on,
+// under forced LL, forced Simple and auto alike (one protocol per call, sim/protocol.h).
 TEST(LinkClass, HierOnAClusterEqualsItsClosedForm) {
-  for (int nodes : {2, 3, 4}) {
-    TopologySpec s = plainCluster(nodes);
-    s.compute.launchLatency = 2;
-    s.compute.proxyLatency = 1;
-    const Topology t(s);
-    const std::int64_t count = std::int64_t{8} * nodes * 4096;
-    const Predictor replayP{.topo = t, .model = Model::Replay, .sliceBytes = kWholeOps, .channels = 1};
-    const Predictor analyticP{.topo = t, .model = Model::Analytic, .sliceBytes = kWholeOps, .channels = 1};
-    const Micros r = replayP(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
-    const Micros a = analyticP(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
-    EXPECT_NEAR(r, a, kRel * r) << nodes;
-  }
+  for (int nodes : {2, 3, 4})
+    for (bool ll : {false, true})
+      for (ProtocolChoice choice : {ProtocolChoice::Auto, ProtocolChoice::LL, ProtocolChoice::Simple}) {
+        if (!ll && choice != ProtocolChoice::Auto) continue;  // forced needs ll_protocol
+        TopologySpec s = plainCluster(nodes);
+        s.llProtocol = ll;
+        s.compute.launchLatency = 2;
+        s.compute.proxyLatency = 1;
+        const Topology t(s);
+        for (std::int64_t count : {std::int64_t{8} * nodes * 4096, std::int64_t{8} * nodes * 262144}) {
+          const Predictor replayP{.topo = t, .model = Model::Replay, .sliceBytes = kWholeOps, .channels = 1, .protocol = choice};
+          const Predictor analyticP{.topo = t, .model = Model::Analytic, .sliceBytes = kWholeOps, .channels = 1, .protocol = choice};
+          const Prediction r = replayP.predict(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
+          const Prediction a = analyticP.predict(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
+          EXPECT_NEAR(r.time, a.time, kRel * r.time) << nodes << " " << ll << " " << name(choice) << " " << count;
+          EXPECT_EQ(r.protocol, a.protocol) << nodes << " " << ll << " " << name(choice) << " " << count;
+        }
+      }
 }
 
 // The new topology fields round-trip through JSON and bad values are refused naming the field.
