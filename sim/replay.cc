@@ -13,6 +13,7 @@
 #include <fstream>
 #include <functional>
 #include <limits>
+#include <memory>
 #include <queue>
 #include <set>
 #include <span>
@@ -62,17 +63,21 @@ std::string labelled(const char* prefix, int rank) {
 
 class Engine {
  public:
-  // A run with every message on `protocol`; abandoned (ReplayResult::time is then only a lower bound)
-  // once simulated time passes `cutoff`.
-  Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt, Protocol protocol, Micros cutoff)
-      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)), cutoff_(cutoff) {
+  // A run with every message on `protocol`: begin(), advance() until !running(), then finish() (or
+  // run() for all three).
+  Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt, Protocol protocol)
+      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)) {
     result_.protocol = protocol;
   }
 
-  // True when the run stopped at the cutoff.
-  [[nodiscard]] bool abandoned() const { return abandoned_; }
-
   ReplayResult run() {
+    begin();
+    advance(std::numeric_limits<std::int64_t>::max(), std::numeric_limits<Micros>::infinity());
+    return finish();
+  }
+
+  // Checks the limits, makes every connection and agent.
+  void begin() {
     const int n = info_.nranks;
     if (n > kMaxReplayRanks)
       throw InvalidArgument("replay: " + std::to_string(n) + " ranks is more than a replay runs (" +
@@ -84,7 +89,43 @@ class Engine {
     slice_ = result_.sliceElems;
     checkSize();
     setupResources();
-    simulate();
+    seed();
+  }
+
+  // Runs up to `events` events, and after the first none later than `until`. Stops (abandoned) when
+  // the next one is after `cutoff`: an agent resumes after it, so the run would finish after it.
+  void advance(std::int64_t events, Micros cutoff, Micros until = std::numeric_limits<Micros>::infinity()) {
+    for (std::int64_t i = 0; i < events && !queue_.empty(); ++i) {
+      const auto [t, a] = queue_.top();
+      if (t > cutoff) {
+        abandoned_ = true;
+        return;
+      }
+      if (i > 0 && t > until) return;
+      queue_.pop();
+      time_[a] = std::max(time_[a], t);
+      runAgent(a);
+    }
+  }
+
+  [[nodiscard]] bool running() const { return !queue_.empty() && !abandoned_; }
+  [[nodiscard]] bool abandoned() const { return abandoned_; }
+  // Simulated time of the next event (infinity when none is left).
+  [[nodiscard]] Micros clock() const { return queue_.empty() ? std::numeric_limits<Micros>::infinity() : queue_.top().first; }
+  [[nodiscard]] std::int64_t steps() const { return result_.steps; }
+
+  // The result of a run that is not running any more; throws when it deadlocked.
+  ReplayResult finish() {
+    const int n = info_.nranks;
+    std::set<int> blocked;
+    for (int a = 0; a < static_cast<int>(agentRank_.size()); ++a)
+      if (!done(a)) blocked.insert(agentRank_[a]);
+    std::string stuck;
+    for (int r : blocked) stuck += " " + std::to_string(r);
+    if (!stuck.empty())
+      throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
+                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
+    result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
     return std::move(result_);
   }
 
@@ -285,7 +326,8 @@ class Engine {
     }
   }
 
-  void simulate() {
+  // Start times of every rank and one agent per (rank, channel with ops), queued at its start.
+  void seed() {
     const int n = info_.nranks;
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
@@ -309,26 +351,6 @@ class Engine {
         queue_.emplace(start, a);
       }
     }
-    while (!queue_.empty()) {
-      const auto [t, a] = queue_.top();
-      if (t > cutoff_) {  // an agent resumes after the cutoff, so the run finishes after it: it cannot win
-        abandoned_ = true;
-        result_.time = t;
-        return;
-      }
-      queue_.pop();
-      time_[a] = std::max(time_[a], t);
-      runAgent(a);
-    }
-    std::set<int> blocked;
-    for (int a = 0; a < static_cast<int>(agentRank_.size()); ++a)
-      if (!done(a)) blocked.insert(agentRank_[a]);
-    std::string stuck;
-    for (int r : blocked) stuck += " " + std::to_string(r);
-    if (!stuck.empty())
-      throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
-                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
-    result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
   }
 
   struct Known {
@@ -341,7 +363,6 @@ class Engine {
   const Topology& topo_;
   const ReplayOptions& opt_;
   const ProtocolCost cost_;
-  const Micros cutoff_;
   bool abandoned_ = false;
   std::int64_t slice_ = 0;
   std::vector<Connection> conns_;
@@ -378,44 +399,47 @@ std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize) {
   return autoSliceElems(plan::PlanOpSource(plan), elemSize);
 }
 
-namespace {
-
-// Which protocol to replay first: the one the call's largest message would take alone on the route of
-// rank 0's first send (LL while bytes·β < 2·latency, topology.h). It only orders the runs (the later
-// one is abandoned once it passes the earlier one's finish, so starting with the likely winner saves
-// most of the loser's run); the result does not depend on it.
-bool llLikelyFirst(const plan::OpSource& source, const Topology& topo, const ReplayOptions& o) {
-  if (source.info().nranks < 2) return false;
-  const std::int64_t maxOp = source.maxOpCount();
-  const std::int64_t slice = o.sliceElems > 0 ? o.sliceElems : o.sliceElems == 0 ? autoSliceElems(source, o.elemSize) : 0;
-  const Bytes bytes = (slice > 0 ? std::min(slice, maxOp) : maxOp) * o.elemSize;
-  for (const plan::PeerLink& l : source.links(0))
-    if (l.out && l.peer > 0 && l.peer < topo.nranks()) {
-      const Route r = topo.routesFrom(topo.rankNode(0), {l.peer}).front();
-      return static_cast<double>(bytes) * inverseBandwidth(r.bottleneck) < (kSimpleLatencyTraversals - 1) * r.latency;
-    }
-  return false;
-}
-
-}  // namespace
-
 ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options) {
-  // One run per candidate protocol (protocol.h); a later run is abandoned once it passes the best
-  // finish so far. The faster wins, a tie goes to Simple, whatever the order.
-  std::vector<Protocol> order = protocolCandidates(topo.spec(), options.protocol);
-  if (order.size() == 2 && llLikelyFirst(source, topo, options)) std::swap(order[0], order[1]);
+  const std::vector<Protocol> protocols = protocolCandidates(topo.spec(), options.protocol);
+  if (protocols.size() == 1) {
+    ReplayResult r = Engine(source, topo, options, protocols.front()).run();
+    r.stepsAllRuns = r.steps;
+    return r;
+  }
+  // Auto: one run per protocol, side by side in simulated time (the run whose clock is behind runs
+  // until it passes the other's, at most kEventsPerTurn events), so once one finishes the other is
+  // abandoned as soon as its clock passes that finish: the loser costs what it ran up to the winner's
+  // finish, whichever wins. The faster wins, a tie goes to Simple; each run's result does not depend
+  // on the turns.
+  constexpr std::int64_t kEventsPerTurn = 4096;
+  std::vector<std::unique_ptr<Engine>> runs;
+  for (const Protocol p : protocols) {
+    runs.push_back(std::make_unique<Engine>(source, topo, options, p));
+    runs.back()->begin();
+  }
   ReplayResult best;
   bool have = false;
   std::int64_t steps = 0;
-  for (const Protocol p : order) {
-    Engine engine(source, topo, options, p, have ? best.time : std::numeric_limits<Micros>::infinity());
-    ReplayResult r = engine.run();
-    steps += r.steps;
-    const bool wins = !have || (!engine.abandoned() && (r.time < best.time || (r.time == best.time && p == Protocol::Simple)));
-    if (wins) {
-      best = std::move(r);
-      have = true;
+  for (;;) {
+    Engine* next = nullptr;
+    for (auto& run : runs)
+      if (run && (!next || run->clock() < next->clock())) next = run.get();
+    if (!next) break;
+    Micros other = std::numeric_limits<Micros>::infinity();
+    for (auto& run : runs)
+      if (run && run.get() != next) other = std::min(other, run->clock());
+    next->advance(kEventsPerTurn, have ? best.time : std::numeric_limits<Micros>::infinity(), other);
+    if (next->running()) continue;
+    steps += next->steps();
+    if (!next->abandoned()) {
+      ReplayResult r = next->finish();
+      if (!have || r.time < best.time || (r.time == best.time && r.protocol == Protocol::Simple)) {
+        best = std::move(r);
+        have = true;
+      }
     }
+    for (auto& run : runs)
+      if (run.get() == next) run.reset();  // its memory goes now
   }
   best.stepsAllRuns = steps;
   return best;

@@ -17,10 +17,11 @@
 //  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
 //    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
 //    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
-//    under both and reports the faster (ties: Simple). It starts with the protocol the call's largest
-//    message would take alone on an idle route, and abandons the second run as soon as its simulated
-//    clock passes the first's finish (it can no longer win), so a call whose protocols differ by far
-//    costs little more than one replay; at worst two (ReplayResult::stepsAllRuns counts them).
+//    under both, side by side in simulated time, and reports the faster (ties: Simple). Once one run
+//    finishes the other is abandoned as soon as its clock passes that finish (it can no longer win),
+//    so auto costs the winner's run plus the loser's up to the winner's finish: from little more than
+//    one replay (protocols far apart) to two (close); ReplayResult::stepsAllRuns counts them. Both
+//    runs' state is held at once (twice a replay's memory; the topology is shared).
 //  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
 //    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a

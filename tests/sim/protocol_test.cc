@@ -99,9 +99,9 @@ TEST(Protocol, AutoIsNeverSlowerThanEitherForcedProtocol) {
   EXPECT_GT(simpleWins, 0);
 }
 
-// The replay's auto run starts with the protocol the largest message would take alone and abandons
-// the other once it passes the first's finish: where one protocol is far slower, auto runs fewer
-// op-slices than the two forced runs together, and reports the winner's own run.
+// The replay's auto runs both protocols side by side and abandons the loser once it passes the
+// winner's finish: where one protocol is far slower, auto runs fewer op-slices than the two forced
+// runs together, whichever wins, and reports the winner's own run.
 TEST(Protocol, ReplayAbandonsTheLosingRun) {
   const Topology topo(*findPreset("dgx-h100"));
   for (std::int64_t count : {std::int64_t{1} << 24, std::int64_t{1024}}) {  // 64 MiB: Simple; 4 KiB: LL
