@@ -24,7 +24,6 @@ struct CostParams {
   MicrosPerByte gamma = 0;  // per byte reduced by the receiver
   MicrosPerByte delta = 0;  // per byte copied locally
   Micros startup = 0;       // once per collective: launch (+ NIC proxy), topology.h ComputeParams
-  MicrosPerByte wireBeta = 0;  // the slowest route's bottleneck with no sharing: what picks the protocol
 };
 
 // What is run: the NCCL API's count (see plan::bufferCounts), the element size, and the executor's

@@ -27,7 +27,9 @@ struct CrossoverSearch {
 // faster or never stops being. Sizes are scanned in powers of two from minBytes; inside the first
 // interval where the order flips, an integer bisection on multiples of the granularity finds the
 // exact size (at most log2(maxBytes / granularity) = 34 halvings for bytes), assuming the order flips
-// once inside that interval (true of any two α-β-γ forms a·k + b·n, which cross at most once).
+// once inside that interval (true of any two α-β-γ forms a·k + b·n, which cross at most once; with
+// protocols each time is the lower of two such forms, so the orders may flip more than once over the
+// whole range, and the answer is the first flip the scan meets).
 std::optional<Bytes> crossover(const std::function<Micros(Bytes)>& ta, const std::function<Micros(Bytes)>& tb,
                                const CrossoverSearch& search = {});
 

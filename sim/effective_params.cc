@@ -39,7 +39,6 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
     k.alpha = std::max(k.alpha, r.latency);
     for (int id : r.resources) {
       k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
-      k.wireBeta = std::max(k.wireBeta, inverseBandwidth(topo.resources()[id].bandwidth));
     }
   }
   if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
@@ -119,13 +118,10 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
   return k;
 }
 
-CostParams withProtocol(const Topology& topo, CostParams k, Bytes messageBytes) {
-  if (!topo.spec().llProtocol) return k;
-  // Decided as replay decides it: on the route's own bottleneck, not on its share of a busy link.
-  if (static_cast<double>(messageBytes) * k.wireBeta < (kSimpleLatencyTraversals - 1) * k.alpha)
-    k.beta /= kLLEfficiency;
-  else
-    k.alpha *= kSimpleLatencyTraversals;
+CostParams withProtocol(CostParams k, Protocol p) {
+  const ProtocolCost cost = costOf(p);
+  k.alpha *= cost.traversals;
+  k.beta *= cost.stretch;
   return k;
 }
 
@@ -150,16 +146,14 @@ HierarchicalParams hierarchicalParams(const Topology& topo, int channels) {
   return h;
 }
 
-Micros predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape) {
+Prediction predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape, ProtocolChoice protocol) {
   const int C = std::max(1, shape.channels);
   const bool dbtree = s.collective == Collective::AllReduce && s.algorithm == Algorithm::DoubleBinaryTree;
   const int lanes = dbtree ? std::max(2, C + C % 2) : C;   // makePlan's channel count
   const CostParams k = effectiveParams(topo, s.collective, s.algorithm, s.nranks, shape);
   Schedule one = s;
   one.count = dbtree ? s.count * 2 / lanes : s.count / lanes;  // dbtree: the closed form halves it again
-  const std::int64_t maxOp = maxOpElems(s.collective, s.algorithm, s.nranks, one.count, s.ranksPerNode);
-  const std::int64_t message = s.sliceElems > 0 ? std::min(s.sliceElems, maxOp) : maxOp;
-  return predict(one, withProtocol(topo, k, message * s.elemSize));
+  return fastestProtocol(protocolCandidates(topo.spec(), protocol), [&](Protocol p) { return predict(one, withProtocol(k, p)); });
 }
 
 }  // namespace cclab::sim

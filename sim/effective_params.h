@@ -7,6 +7,7 @@
 
 #include "collectives/plan/plan.h"
 #include "sim/analytic.h"
+#include "sim/protocol.h"
 #include "sim/topology.h"
 
 namespace cclab::sim {
@@ -18,17 +19,19 @@ namespace cclab::sim {
 CostParams effectiveParams(const Topology& topo, plan::Collective c, plan::Algorithm a, int nranks,
                            plan::PlanShape shape = {});
 
-// The protocol a message of `messageBytes` takes (topology.h, llProtocol): LL doubles β, Simple
-// triples α; unchanged where the topology has no LL. The same rule replay applies per message.
-CostParams withProtocol(const Topology& topo, CostParams k, Bytes messageBytes);
+// The parameters of a call whose messages all take protocol p (protocol.h): LL multiplies β by
+// 1/kLLEfficiency, Simple α by kSimpleLatencyTraversals; None leaves them. The replay applies the
+// same to every message, so a closed form that equals the replay equals it under each protocol.
+CostParams withProtocol(CostParams k, Protocol p);
 
 // Hierarchical allreduce on a cluster topology: intra-node ring among a node's GPUs, inter-node
 // messages with every GPU of a node sending at once (their share of the node's NICs), each link
 // shared by `channels` channels.
 HierarchicalParams hierarchicalParams(const Topology& topo, int channels = 1);
 
-// Prediction on a topology: effectiveParams, the protocol of the schedule's messages (its largest
-// op, or its slice), then predict on one channel's part of the data.
-Micros predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape = {});
+// Prediction on a topology: effectiveParams, then predict on one channel's part of the data, under
+// each protocol the choice tries (protocolCandidates); the fastest, with its protocol.
+Prediction predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape = {},
+                     ProtocolChoice protocol = ProtocolChoice::Auto);
 
 }  // namespace cclab::sim

@@ -1,6 +1,6 @@
 // cclab-sim: predicts collectives with the analytic model or by replaying the plan on a topology.
 //
-//   cclab-sim allreduce --topo dgx-h100 --algo ring -b 8 -e 1G -f 2 [-J out.json] [--trace t.json]
+//   cclab-sim allreduce --topo dgx-h100 --algo ring -b 8 -e 1G -f 2 [--protocol auto|ll|simple] [-J out.json] [--trace t.json]
 //   cclab-sim scale --topo cluster --nodes 1..128 --gpus 8
 //   cclab-sim straggler --topo dgx-h100 --rank 3 --slowdown 2
 //   cclab-sim calibrate --measured host_g2.json --check host_g4.json --topo host -o calibrated.json
@@ -48,6 +48,7 @@ struct Common {
   std::string slice = "auto";
   int root = 0;
   int channels = 0;  // 0: the topology's (Topology::channels)
+  ProtocolChoice protocol = ProtocolChoice::Auto;
   std::string json;
 
   void add(CLI::App* app, bool withModel = true) {
@@ -65,6 +66,9 @@ struct Common {
     app->add_option("--channels", channels,
                     "channels per plan (default: the topology's; cluster: one per GPU of a node, else 1)")
         ->check(CLI::Range(1, plan::kMaxChannels));
+    app->add_option_function<std::string>("--protocol", [this](const std::string& p) { protocol = parseProtocolChoice(p); },
+                                          "ll, simple or auto (default: auto, the faster for the whole call; "
+                                          "every message of a call takes one)");
     app->add_option("-J,--json", json, "write JSON results to this file");
   }
 
@@ -129,7 +133,8 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   }
   for (const SimAlgorithm algo : algos) {
     Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
-                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}, .channels = cmd.common.channels};
+                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}, .channels = cmd.common.channels,
+                      .protocol = cmd.common.protocol};
     const Model model = predict.modelFor(algo);
     PredictedRun run;
     run.collective = c;
@@ -141,11 +146,13 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
     run.topology = spec.name;
     run.model = name(model);
     run.sliceBytes = predict.sliceBytes;
+    run.protocol = cmd.common.protocol;
     ReplayResult last;
     for (Bytes size : sizes) {
       const std::int64_t count = apiCount(c, p, size, e);
-      const Micros t = predict(c, algo, p, count, &last);
-      run.rows.push_back(makeRow(c, p, size, e, t));
+      const Prediction t = predict.predict(c, algo, p, count, &last);
+      run.rows.push_back(makeRow(c, p, size, e, t.time));
+      run.rows.back().protocol = t.protocol;
     }
     if (model == Model::Replay)
       std::cout << fmt::format("# plan shape: {} channel(s), {} ranks per node\n", predict.shape().channels,
@@ -191,7 +198,7 @@ struct ScaleCmd {
   std::string algos = "ring,tree,dbtree,rhd,hier-ring";
   Predictor predictorOn(const Topology& topo, Model model) const {
     return {.topo = topo, .model = model, .sliceBytes = common.sliceBytes(), .elemSize = common.elemSize(),
-            .channels = common.channels};
+            .channels = common.channels, .protocol = common.protocol};
   }
   std::string size = "256M";
 };
@@ -208,10 +215,10 @@ int runScale(const ScaleCmd& cmd) {
     checkAlgorithm(Collective::AllReduce, algos.back(), true);  // hierarchical ones print "-" off a cluster
   }
   nlohmann::json rows = nlohmann::json::array(), cross = nlohmann::json::array();
-  std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}\n", name(common.model),
-                           humanBytes(size), common.topo);
+  std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}, protocol {} (one per call)\n",
+                           name(common.model), humanBytes(size), common.topo, name(common.protocol));
   std::string header = fmt::format("# {:>6} {:>6}", "nodes", "ranks");
-  for (const auto a : algos) header += fmt::format(" | {:>10} {:>11}", std::string(name(a)) + " us", "busbw GB/s");
+  for (const auto a : algos) header += fmt::format(" | {:>10} {:>11} {:>6}", std::string(name(a)) + " us", "busbw GB/s", "proto");
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
   for (int n : nodeCounts) {
     TopologySpec spec = resolveTopology(common.topo);
@@ -225,14 +232,14 @@ int runScale(const ScaleCmd& cmd) {
     const Predictor predict = cmd.predictorOn(topo, common.model);
     for (const auto a : algos) {
       if (infoOf(a).hierarchical && spec.kind != TopologyKind::Cluster) {
-        line += fmt::format(" | {:>10} {:>11}", "-", "-");
+        line += fmt::format(" | {:>10} {:>11} {:>6}", "-", "-", "-");
         continue;
       }
-      const Micros t = predict(Collective::AllReduce, a, p, size / e);
-      const auto row = makeRow(Collective::AllReduce, p, size, e, t);
-      line += fmt::format(" | {:>10.1f} {:>11.2f}", t, row.busbw);
-      rows.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"algo", name(a)}, {"size", size}, {"time_us", t}, {"busbw", row.busbw},
-                      {"algbw", row.algbw}});
+      const Prediction t = predict.predict(Collective::AllReduce, a, p, size / e);
+      const auto row = makeRow(Collective::AllReduce, p, size, e, t.time);
+      line += fmt::format(" | {:>10.1f} {:>11.2f} {:>6}", t.time, row.busbw, name(t.protocol));
+      rows.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"algo", name(a)}, {"size", size}, {"time_us", t.time}, {"busbw", row.busbw},
+                      {"algbw", row.algbw}, {"protocol", name(t.protocol)}});
     }
     // Crossovers use the analytic model (crossover.h).
     const auto treeX = allReduceCrossover(predict, SimAlgorithm::Tree, SimAlgorithm::Ring);
@@ -245,6 +252,7 @@ int runScale(const ScaleCmd& cmd) {
   std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
   if (!common.json.empty())
     writeJson(common.json, {{"command", "scale"}, {"predicted", true}, {"model", name(common.model)}, {"topology", common.topo},
+                            {"protocol", name(common.protocol)},
                             {"gpus_per_node", common.gpus}, {"size", size}, {"type", common.type}, {"rows", rows},
                             {"crossover", cross}});
   return 0;
@@ -282,8 +290,8 @@ int runStraggler(const StragglerCmd& cmd) {
     what += ", link " + cmd.link + " /" + fmt::format("{}", cmd.slowdown);
   }
   std::cout << fmt::format("# cclab-sim straggler: PREDICTED (replay) allreduce, topology {}, {} ranks, {}\n", spec.name, p, what);
-  std::cout << fmt::format("# {:>8} {:>10} {:>12} {:>12} {:>9} {:>12}\n", "algo", "size", "base us", "straggled us", "slowdown",
-                           "rank finish spread us");
+  std::cout << fmt::format("# {:>8} {:>10} {:>12} {:>12} {:>9} {:>12}  {}\n", "algo", "size", "base us", "straggled us", "slowdown",
+                           "rank finish spread us", "protocol (base/straggled)");
   nlohmann::json rows = nlohmann::json::array();
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algos)) {
@@ -296,16 +304,18 @@ int runStraggler(const StragglerCmd& cmd) {
       const Bytes size = parseBytes(s);
       const std::int64_t count = size / e;
       const Predictor base{.topo = topo, .model = Model::Replay, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
-                           .channels = cmd.common.channels};
+                           .channels = cmd.common.channels, .protocol = cmd.common.protocol};
       Predictor straggled = base;
       straggled.replayOptions = slow;
       ReplayResult detail;
-      const Micros t0 = base(Collective::AllReduce, a, p, count);
-      const Micros t1 = straggled(Collective::AllReduce, a, p, count, &detail);
+      const Prediction p0 = base.predict(Collective::AllReduce, a, p, count);
+      const Prediction p1 = straggled.predict(Collective::AllReduce, a, p, count, &detail);
+      const Micros t0 = p0.time, t1 = p1.time;
       const auto [lo, hi] = std::minmax_element(detail.finish.begin(), detail.finish.end());
-      std::cout << fmt::format("  {:>8} {:>10} {:>12.1f} {:>12.1f} {:>8.2f}x {:>12.1f}\n", name(a), humanBytes(size), t0, t1, t1 / t0, *hi - *lo);
+      std::cout << fmt::format("  {:>8} {:>10} {:>12.1f} {:>12.1f} {:>8.2f}x {:>12.1f}  {}/{}\n", name(a), humanBytes(size), t0, t1, t1 / t0,
+                               *hi - *lo, name(p0.protocol), name(p1.protocol));
       rows.push_back({{"algo", name(a)}, {"size", size}, {"base_us", t0}, {"straggled_us", t1}, {"slowdown", t1 / t0},
-                      {"finish_us", detail.finish}});
+                      {"finish_us", detail.finish}, {"base_protocol", name(p0.protocol)}, {"straggled_protocol", name(p1.protocol)}});
     }
   }
   if (!cmd.common.json.empty())
@@ -393,7 +403,7 @@ int runCalibrate(const CalibrateCmd& cmd) {
 
 // ---- bench: the simulator's own speed (recorded in docs/results/sim.md, never asserted) ----
 int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo, plan::PlanShape shape,
-             std::int64_t maxOpSlices) {
+             std::int64_t maxOpSlices, ProtocolChoice protocol) {
   using Clock = std::chrono::steady_clock;
   const Bytes size = parseBytes(sizeText);
   const Algorithm a = plan::parseAlgorithm(algo);
@@ -422,16 +432,18 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   const auto t2 = Clock::now();
   Common c;
   c.slice = slice;
-  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4), .maxOpSlices = maxOpSlices};
+  const ReplayOptions o{.sliceElems = sliceElemsOf(c.sliceBytes(), 4), .maxOpSlices = maxOpSlices, .protocol = protocol};
   const ReplayResult r = replay(*ops, topo, o);
   const auto t3 = Clock::now();
-  std::cout << fmt::format("replay: {} allreduce, {} ranks, {} channel(s), {} ranks per node, {}, {} ops ({}), slice {}, {} op-slices: "
-                           "plan {:.2f} s, replay {:.2f} s ({:.0f} ns per op-slice); predicted {:.1f} us\n",
+  std::cout << fmt::format("replay: {} allreduce, {} ranks, {} channel(s), {} ranks per node, {}, {} ops ({}), slice {}, {} op-slices "
+                           "({} in all protocol runs, --protocol {}): plan {:.2f} s, replay {:.2f} s ({:.0f} ns per op-slice run); "
+                           "predicted {:.1f} us ({})\n",
                            algo, ranks, shape.channels, shape.ranksPerNode, humanBytes(size), ops->totalOps(),
                            dynamic_cast<const plan::PlanOpSource*>(ops.get()) ? "materialized" : "rule",
-                           r.sliceElems > 0 ? humanBytes(r.sliceElems * 4) : "whole-op",
-                           r.steps, std::chrono::duration<double>(t2 - t1).count(), std::chrono::duration<double>(t3 - t2).count(),
-                           1e9 * std::chrono::duration<double>(t3 - t2).count() / static_cast<double>(r.steps), r.time);
+                           r.sliceElems > 0 ? humanBytes(r.sliceElems * 4) : "whole-op", r.steps, r.stepsAllRuns, name(protocol),
+                           std::chrono::duration<double>(t2 - t1).count(), std::chrono::duration<double>(t3 - t2).count(),
+                           1e9 * std::chrono::duration<double>(t3 - t2).count() / static_cast<double>(std::max<std::int64_t>(1, r.stepsAllRuns)),
+                           r.time, name(r.protocol));
   return 0;
 }
 
@@ -540,6 +552,9 @@ int main(int argc, char** argv) {
   benchApp->add_option("--ranks-per-node", benchShape.ranksPerNode, "ranks per node of the plan (hier; ring channel orders)")
       ->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
   std::int64_t benchMaxOpSlices = kMaxReplayOpSlices;
+  ProtocolChoice benchProtocol = ProtocolChoice::Auto;
+  benchApp->add_option_function<std::string>("--protocol", [&](const std::string& p) { benchProtocol = parseProtocolChoice(p); },
+                                             "ll, simple or auto (default: auto, a run per protocol)");
   benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 
@@ -552,7 +567,7 @@ int main(int argc, char** argv) {
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
-    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices);
+    if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices, benchProtocol);
     return 2;
   } catch (const std::exception& e) {
     if (const auto* cli = dynamic_cast<const CLI::Error*>(&e)) {

@@ -27,7 +27,7 @@ plan::PlanShape Predictor::shape() const {
   return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode()};
 }
 
-Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
+Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
   const plan::PlanShape sh = shape();
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
@@ -42,18 +42,17 @@ Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int
       const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
       const std::int64_t part = count / sh.channels, shard = part / std::max(1, G), piece = shard / std::max(1, N);
       auto rounds = [&](std::int64_t op) { return slice > 0 ? std::max<std::int64_t>(1, (op + slice - 1) / slice) : 1; };
-      auto message = [&](std::int64_t op) { return (slice > 0 ? std::min(slice, op) : op) * elemSize; };
-      HierarchicalParams h = hierarchicalParams(topo, sh.channels);
+      const HierarchicalParams h = hierarchicalParams(topo, sh.channels);
       const bool tree = info.planAlgorithm == plan::Algorithm::Tree;  // hier-tree: its unpipelined form, as before
-      // hier-ring: the node rings move shards, the network ring pieces (each message's protocol by its size).
-      h.intra = withProtocol(topo, h.intra, message(tree ? piece : shard));
-      const Micros startup = h.inter.startup;
-      h.inter = withProtocol(topo, h.inter, message(piece));
-      return startup + hierarchicalAllReduce(N, G, part * elemSize, {rounds(shard), rounds(piece)},
-                                             tree ? plan::Algorithm::Tree : plan::Algorithm::Ring, h);
+      // hier-ring: the node rings move shards, the network ring pieces; all on one protocol per call.
+      return fastestProtocol(protocolCandidates(topo.spec(), protocol), [&](Protocol pr) {
+        const HierarchicalParams hp{withProtocol(h.intra, pr), withProtocol(h.inter, pr)};
+        return h.inter.startup + hierarchicalAllReduce(N, G, part * elemSize, {rounds(shard), rounds(piece)},
+                                                       tree ? plan::Algorithm::Tree : plan::Algorithm::Ring, hp);
+      });
     }
     return predictOn(topo, {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize,
-                            .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh);
+                            .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh, protocol);
   }
   if (p > kMaxReplayRanks)
     throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
@@ -62,10 +61,11 @@ Micros Predictor::operator()(plan::Collective c, SimAlgorithm a, int p, std::int
   ReplayOptions o = replayOptions;
   o.elemSize = elemSize;
   o.sliceElems = sliceElemsOf(sliceBytes, elemSize);
-  ReplayResult r = replay(*ops, topo, o);
-  const Micros t = r.time;
+  o.protocol = protocol;
+  ReplayResult r = replay(*ops, topo, o);  // auto: one run per protocol on the same op source
+  const Prediction out{r.time, r.protocol};
   if (detail) *detail = std::move(r);
-  return t;
+  return out;
 }
 
 std::string ranAlgorithmName(plan::Collective c, SimAlgorithm a) {

@@ -8,6 +8,7 @@
 
 #include "collectives/plan/plan.h"
 #include "sim/algorithms.h"
+#include "sim/protocol.h"
 #include "sim/replay.h"
 #include "sim/topology.h"
 
@@ -31,14 +32,19 @@ struct Predictor {
   int root = 0;
   ReplayOptions replayOptions = {};  // stragglers, trace
   int channels = 0;                  // 0: the topology's (Topology::channels())
+  ProtocolChoice protocol = ProtocolChoice::Auto;  // one protocol per call (protocol.h); forced needs ll_protocol
 
   // The model really used for `a` (hier-tree: always analytic).
   [[nodiscard]] Model modelFor(SimAlgorithm a) const;
   // The shape plans are made in, and the analytic model assumes.
   [[nodiscard]] plan::PlanShape shape() const;
-  // Time of collective c with algorithm a on p ranks, NCCL API count `count`; a replay's details go to
-  // `detail` when given.
-  Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const;
+  // Time of collective c with algorithm a on p ranks, NCCL API count `count`, and the protocol all its
+  // messages took; a replay's details go to `detail` when given.
+  Prediction predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const;
+  // The time alone.
+  Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
+    return predict(c, a, p, count, detail).time;
+  }
 };
 
 // The name of the algorithm really run for `a` on c: Broadcast and Reduce run "dbtree" as the plain

@@ -6,7 +6,8 @@ namespace {
 
 // Link-class efficiencies: the payload fraction of each link layer's packets, from its format (first
 // principles; what the wire carries besides data). Protocol overheads (LL vs Simple) are modelled per
-// message by the replay and the analytic model alike (topology.h, ll_protocol), not folded in here.
+// collective call by the replay and the analytic model alike (topology.h, protocol.h, ll_protocol),
+// not folded in here.
 // The presets' topology-wide protocol_efficiency is 1: no factor is taken from measured busbw tables.
 //
 // H100 SXM: 18 NVLink4 links x 25 GB/s per direction = 450 GB/s per GPU per direction (NVIDIA H100

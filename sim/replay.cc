@@ -12,6 +12,8 @@
 #include <chrono>
 #include <fstream>
 #include <functional>
+#include <limits>
+#include <memory>
 #include <queue>
 #include <set>
 #include <span>
@@ -61,10 +63,21 @@ std::string labelled(const char* prefix, int rank) {
 
 class Engine {
  public:
-  Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt)
-      : source_(source), info_(source.info()), topo_(topo), opt_(opt) {}
+  // A run with every message on `protocol`: begin(), advance() until !running(), then finish() (or
+  // run() for all three).
+  Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt, Protocol protocol)
+      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)) {
+    result_.protocol = protocol;
+  }
 
   ReplayResult run() {
+    begin();
+    advance(std::numeric_limits<std::int64_t>::max(), std::numeric_limits<Micros>::infinity());
+    return finish();
+  }
+
+  // Checks the limits, makes every connection and agent.
+  void begin() {
     const int n = info_.nranks;
     if (n > kMaxReplayRanks)
       throw InvalidArgument("replay: " + std::to_string(n) + " ranks is more than a replay runs (" +
@@ -76,7 +89,43 @@ class Engine {
     slice_ = result_.sliceElems;
     checkSize();
     setupResources();
-    simulate();
+    seed();
+  }
+
+  // Runs up to `events` events, and after the first none later than `until`. Stops (abandoned) when
+  // the next one is after `cutoff`: an agent resumes after it, so the run would finish after it.
+  void advance(std::int64_t events, Micros cutoff, Micros until = std::numeric_limits<Micros>::infinity()) {
+    for (std::int64_t i = 0; i < events && !queue_.empty(); ++i) {
+      const auto [t, a] = queue_.top();
+      if (t > cutoff) {
+        abandoned_ = true;
+        return;
+      }
+      if (i > 0 && t > until) return;
+      queue_.pop();
+      time_[a] = std::max(time_[a], t);
+      runAgent(a);
+    }
+  }
+
+  [[nodiscard]] bool running() const { return !queue_.empty() && !abandoned_; }
+  [[nodiscard]] bool abandoned() const { return abandoned_; }
+  // Simulated time of the next event (infinity when none is left).
+  [[nodiscard]] Micros clock() const { return queue_.empty() ? std::numeric_limits<Micros>::infinity() : queue_.top().first; }
+  [[nodiscard]] std::int64_t steps() const { return result_.steps; }
+
+  // The result of a run that is not running any more; throws when it deadlocked.
+  ReplayResult finish() {
+    const int n = info_.nranks;
+    std::set<int> blocked;
+    for (int a = 0; a < static_cast<int>(agentRank_.size()); ++a)
+      if (!done(a)) blocked.insert(agentRank_[a]);
+    std::string stuck;
+    for (int r : blocked) stuck += " " + std::to_string(r);
+    if (!stuck.empty())
+      throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
+                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
+    result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
     return std::move(result_);
   }
 
@@ -168,15 +217,9 @@ class Engine {
     Micros start = t;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
     const auto b = static_cast<double>(bytes);
-    // Protocol (topology.h): LL holds every resource 1/kLLEfficiency longer and needs one traversal;
-    // Simple, where the topology has both, three. Each message takes the faster on its route.
-    double stretch = 1, traversals = 1;
-    if (topo_.spec().llProtocol) {
-      if (b * ch.bottleneckBeta < (kSimpleLatencyTraversals - 1) * ch.latency)
-        stretch = 1 / kLLEfficiency;
-      else
-        traversals = kSimpleLatencyTraversals;
-    }
+    // Protocol (protocol.h, one for the whole call): LL holds every resource 1/kLLEfficiency longer and
+    // needs one traversal; Simple holds it for the bytes and needs three.
+    const double stretch = cost_.stretch, traversals = cost_.traversals;
     for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
       const int id = routeRes_[i];
       const Micros d = b * stretch * resBeta_[id];
@@ -283,7 +326,8 @@ class Engine {
     }
   }
 
-  void simulate() {
+  // Start times of every rank and one agent per (rank, channel with ops), queued at its start.
+  void seed() {
     const int n = info_.nranks;
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
@@ -307,21 +351,6 @@ class Engine {
         queue_.emplace(start, a);
       }
     }
-    while (!queue_.empty()) {
-      const auto [t, a] = queue_.top();
-      queue_.pop();
-      time_[a] = std::max(time_[a], t);
-      runAgent(a);
-    }
-    std::set<int> blocked;
-    for (int a = 0; a < static_cast<int>(agentRank_.size()); ++a)
-      if (!done(a)) blocked.insert(agentRank_[a]);
-    std::string stuck;
-    for (int r : blocked) stuck += " " + std::to_string(r);
-    if (!stuck.empty())
-      throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
-                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
-    result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
   }
 
   struct Known {
@@ -333,6 +362,8 @@ class Engine {
   const plan::PlanInfo info_;
   const Topology& topo_;
   const ReplayOptions& opt_;
+  const ProtocolCost cost_;
+  bool abandoned_ = false;
   std::int64_t slice_ = 0;
   std::vector<Connection> conns_;
   std::unordered_map<std::int64_t, int> ids_;  // (channel, src, dst) -> connection
@@ -369,7 +400,49 @@ std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize) {
 }
 
 ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options) {
-  return Engine(source, topo, options).run();
+  const std::vector<Protocol> protocols = protocolCandidates(topo.spec(), options.protocol);
+  if (protocols.size() == 1) {
+    ReplayResult r = Engine(source, topo, options, protocols.front()).run();
+    r.stepsAllRuns = r.steps;
+    return r;
+  }
+  // Auto: one run per protocol, side by side in simulated time (the run whose clock is behind runs
+  // until it passes the other's, at most kEventsPerTurn events), so once one finishes the other is
+  // abandoned as soon as its clock passes that finish: the loser costs what it ran up to the winner's
+  // finish, whichever wins. The faster wins, a tie goes to Simple; each run's result does not depend
+  // on the turns.
+  constexpr std::int64_t kEventsPerTurn = 4096;
+  std::vector<std::unique_ptr<Engine>> runs;
+  for (const Protocol p : protocols) {
+    runs.push_back(std::make_unique<Engine>(source, topo, options, p));
+    runs.back()->begin();
+  }
+  ReplayResult best;
+  bool have = false;
+  std::int64_t steps = 0;
+  for (;;) {
+    Engine* next = nullptr;
+    for (auto& run : runs)
+      if (run && (!next || run->clock() < next->clock())) next = run.get();
+    if (!next) break;
+    Micros other = std::numeric_limits<Micros>::infinity();
+    for (auto& run : runs)
+      if (run && run.get() != next) other = std::min(other, run->clock());
+    next->advance(kEventsPerTurn, have ? best.time : std::numeric_limits<Micros>::infinity(), other);
+    if (next->running()) continue;
+    steps += next->steps();
+    if (!next->abandoned()) {
+      ReplayResult r = next->finish();
+      if (!have || r.time < best.time || (r.time == best.time && r.protocol == Protocol::Simple)) {
+        best = std::move(r);
+        have = true;
+      }
+    }
+    for (auto& run : runs)
+      if (run.get() == next) run.reset();  // its memory goes now
+  }
+  best.stepsAllRuns = steps;
+  return best;
 }
 
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options) {

@@ -14,9 +14,14 @@
 //    (one pass over p-1 received vectors).
 //  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
 //    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
-//  - Protocols: where the topology enables LL (TopologySpec::llProtocol), each message takes LL (one
-//    traversal, resources held 1/kLLEfficiency as long) or Simple (three traversals, full bandwidth),
-//    whichever delivers it sooner on its route (topology.h).
+//  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
+//    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
+//    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
+//    under both, side by side in simulated time, and reports the faster (ties: Simple). Once one run
+//    finishes the other is abandoned as soon as its clock passes that finish (it can no longer win),
+//    so auto costs the winner's run plus the loser's up to the winner's finish: from little more than
+//    one replay (protocols far apart) to two (close); ReplayResult::stepsAllRuns counts them. Both
+//    runs' state is held at once (twice a replay's memory; the topology is shared).
 //  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
 //    messages crosses a NIC.
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
@@ -32,6 +37,7 @@
 #include "collectives/core/straggler.h"
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
+#include "sim/protocol.h"
 #include "sim/topology.h"
 #include "sim/units.h"
 
@@ -45,11 +51,12 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 // Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
 // replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
 // memory is per agent and connection plus the topology: measured 12.6 MB for the 8192-rank ring and
-// 42.9 MB for the 32768-rank hier allreduce (g = 8). Its time is the op-slices, which grow as ranks^2
-// for a flat ring: the 32768-rank hier (256 MiB, auto slices) is 5.4e8 op-slices, 102 s on a loaded
-// 2-core VM (docs/results/sim.md, "hier: node rings of whole shards"; 4.3e9 and 19 minutes when its node
-// rings moved N pieces per step), so more ranks are the analytic model's job (--model analytic). A
-// materialized plan (algorithms without a rule) still costs 72 bytes per op.
+// 42.9 MB for the 32768-rank hier allreduce (g = 8), per protocol run. Its time is the op-slices, which
+// grow as ranks^2 for a flat ring: the 32768-rank hier (256 MiB, auto slices) is 5.4e8 op-slices, 102 s
+// on a loaded 2-core VM (docs/results/sim.md, "hier: node rings of whole shards"; 4.3e9 and 19 minutes
+// when its node rings moved N pieces per step); with both protocols (auto, below) 7.8e8 op-slices in
+// all, 88 s, 64.9 MB ("One protocol per call"). More ranks are the analytic model's job (--model
+// analytic). A materialized plan (algorithms without a rule) still costs 72 bytes per op.
 inline constexpr int kMaxReplayRanks = 32768;
 
 // Most op-slices (one slice of one op on one rank) a replay runs unless told otherwise
@@ -64,7 +71,9 @@ inline constexpr std::int64_t kMaxReplayOpSlicesRaised = 10'000'000'000;
 struct ReplayOptions {
   std::int64_t elemSize = 4;     // bytes per element of the collective's data type
   std::int64_t sliceElems = 0;   // > 0: this slice size; 0: auto (see above); < 0: every op one slice
-  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised)
+  std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised);
+                                                  // per protocol run (auto runs up to two)
+  ProtocolChoice protocol = ProtocolChoice::Auto;  // forced LL or Simple: refused without ll_protocol
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).
@@ -89,7 +98,9 @@ struct ReplayResult {
   std::vector<Micros> busy;        // per resource: time it carried data
   std::vector<Bytes> bytes;        // per resource: bytes it carried
   std::int64_t sliceElems = 0;     // the slice size used (elements; 0 = whole ops)
-  std::int64_t steps = 0;          // op-slices executed
+  std::int64_t steps = 0;          // op-slices executed (the reported protocol's run)
+  std::int64_t stepsAllRuns = 0;   // op-slices executed by every protocol run (auto: up to two)
+  Protocol protocol = Protocol::None;  // the protocol every message took (protocol.h)
   std::vector<TraceEvent> trace;
   bool traceTruncated = false;
 };

@@ -38,13 +38,27 @@ std::string formatTable(const PredictedRun& run) {
   const conventions::Table table(kPredictedStyle);
   const conventions::ResultLog log = resultLog(run);
   std::string out = conventions::Table::headerLine(
-      fmt::format("cclab-sim: PREDICTED ({}) {} algo={} nranks={} topology={} slice={}", run.model,
+      fmt::format("cclab-sim: PREDICTED ({}) {} algo={} nranks={} topology={} slice={} protocol={}", run.model,
                   plan::name(run.collective), run.algo, run.nranks, run.topology,
-                  run.sliceBytes > 0 ? humanBytes(run.sliceBytes) : run.sliceBytes == 0 ? "auto" : "whole-op"));
+                  run.sliceBytes > 0 ? humanBytes(run.sliceBytes) : run.sliceBytes == 0 ? "auto" : "whole-op",
+                  name(run.protocol)));
   out += conventions::Table::headerLine("");
   out += table.columnHeader();
   for (const auto& r : log.rows()) out += table.row(r);
-  return out + table.footer(log);
+  out += table.footer(log);
+  // Runs of sizes that took the same protocol, in row order.
+  std::string ranges;
+  for (std::size_t i = 0; i < run.rows.size();) {
+    std::size_t j = i;
+    while (j + 1 < run.rows.size() && run.rows[j + 1].protocol == run.rows[i].protocol) ++j;
+    if (run.rows[i].protocol != Protocol::None) {
+      ranges += fmt::format("{}{} {}", ranges.empty() ? "" : ", ", name(run.rows[i].protocol), humanBytes(run.rows[i].size));
+      if (j > i) ranges += ".." + humanBytes(run.rows[j].size);
+    }
+    i = j + 1;
+  }
+  if (!ranges.empty()) out += "# protocol per call: " + ranges + "\n";
+  return out;
 }
 
 nlohmann::json toJson(const PredictedRun& run) {
@@ -55,6 +69,9 @@ nlohmann::json toJson(const PredictedRun& run) {
   doc["model"] = run.model;
   doc["topology"] = run.topology;
   doc["slice_bytes"] = run.sliceBytes;
+  doc["protocol"] = name(run.protocol);
+  for (std::size_t i = 0; i < run.rows.size() && i < doc["results"].size(); ++i)
+    doc["results"][i]["protocol"] = name(run.rows[i].protocol);
   doc["machine"] = "cclab-sim";
   return doc;
 }

@@ -11,6 +11,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/plan.h"
+#include "sim/protocol.h"
 #include "sim/units.h"
 
 namespace cclab::sim {
@@ -20,6 +21,7 @@ struct PredictedRow {
   std::int64_t count = 0;   // size / type size
   Micros time = 0;
   GBps algbw = 0, busbw = 0;
+  Protocol protocol = Protocol::None;  // the protocol the call took (protocol.h)
 };
 
 struct PredictedRun {
@@ -32,13 +34,17 @@ struct PredictedRun {
   std::string topology;
   std::string model;      // replay or analytic
   std::int64_t sliceBytes = 0;  // 0 auto
+  ProtocolChoice protocol = ProtocolChoice::Auto;  // as asked (--protocol); each row says what it took
   std::vector<PredictedRow> rows;
 };
 
 // A row from a time, with nccl-tests' algbw = size/time and busbw = algbw·factor.
 PredictedRow makeRow(plan::Collective c, int nranks, Bytes size, std::int64_t elemSize, Micros time);
 
+// The table; where the rows took protocols (not None), a last line says which, by size range
+// ("# protocol per call: ll 8B..256K, simple 512K..128M").
 std::string formatTable(const PredictedRun& run);
+// nccl-tests' JSON plus cclab-sim's keys; "protocol" (asked) and, in each result, "protocol" (taken).
 nlohmann::json toJson(const PredictedRun& run);
 
 // "1.5K"-style sizes for humans.

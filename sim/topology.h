@@ -61,14 +61,16 @@ struct LinkClass {
 };
 
 // The two message protocols of a GPU collective (NCCL's LL and Simple), when a topology enables them
-// (TopologySpec::llProtocol); each message takes the one that delivers it sooner on its route:
+// (TopologySpec::llProtocol). A collective call takes one of them for all its messages (protocol.h:
+// the one whose prediction of the whole call is lower, or one forced with --protocol):
 //  - LL (low latency): every 8-byte store carries 4 bytes of data and a 4-byte flag, so the receiver
 //    polls the data itself: one traversal of latency, half the bandwidth (first principles of the
 //    format: 4 / 8).
 //  - Simple (bulk): data at full bandwidth, then a flag written after a fence that waits for the data
 //    to land: the data's traversal, its completion coming back, the flag's traversal (first
 //    principles: 3 traversals).
-// LL wins while bytes·β < (kSimpleLatencyTraversals - 1)·L (β: the route's bottleneck, L: its latency).
+// On an idle route LL delivers one message sooner while bytes·β < (kSimpleLatencyTraversals - 1)·L
+// (β: the route's bottleneck, L: its latency); where messages share a link LL's longer hold counts too.
 inline constexpr double kLLEfficiency = 0.5;
 inline constexpr double kSimpleLatencyTraversals = 3;
 
@@ -111,7 +113,7 @@ struct TopologySpec {
   int nicsPerNode = 1;     // cluster
   int gpusPerSwitch = 0;   // pcie
   double protocolEfficiency = 1.0;  // multiplies every bandwidth (a topology-wide factor; presets: 1)
-  bool llProtocol = false;          // small messages may use the LL protocol (kLLEfficiency above)
+  bool llProtocol = false;          // calls take LL or Simple (above; false: neither is modelled)
   int channels = 0;                 // channels of the plans made for it; 0: defaultChannels()
   std::map<std::string, LinkClass> classes;
   ComputeParams compute;

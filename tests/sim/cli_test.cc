@@ -159,3 +159,31 @@ TEST(Cli, RunawayGuardsStateTheirLimitInOneLine) {
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << c.args << ": " << r.output;
   }
 }
+
+// --protocol: ll, simple or auto (the default); every prediction says which protocol the call took.
+TEST(Cli, ProtocolIsChosenPerCallAndReported) {
+  const CliRun bad = run("allreduce --protocol ll128 -b 8 -e 8");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("--protocol must be ll, simple or auto"), std::string::npos) << bad.output;
+  const CliRun host = run("allreduce --topo host --protocol simple -b 8 -e 8");  // ll_protocol false
+  EXPECT_EQ(host.status, 2);
+  EXPECT_EQ(std::count(host.output.begin(), host.output.end(), '\n'), 1) << host.output;
+  // dgx-h100: 8 bytes is an LL call, 128 MiB a Simple one.
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_cli_protocol.json";
+  const CliRun a = run("allreduce --topo dgx-h100 -b 8 -e 128M -f 16777216 -J " + path.string());
+  ASSERT_EQ(a.status, 0) << a.output;
+  EXPECT_NE(a.output.find("protocol=auto"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("# protocol per call: ll 8B, simple 128M"), std::string::npos) << a.output;
+  std::ifstream in(path);
+  const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(json.find("\"protocol\": \"ll\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"protocol\": \"simple\""), std::string::npos) << json;
+  std::filesystem::remove(path);
+  const CliRun forced = run("allreduce --topo dgx-h100 -b 8 -e 128M -f 16777216 --protocol ll");
+  ASSERT_EQ(forced.status, 0) << forced.output;
+  EXPECT_NE(forced.output.find("# protocol per call: ll 8B..128M"), std::string::npos) << forced.output;
+  const CliRun s = run("scale --topo cluster --nodes 2 --gpus 8 --size 256M --algos ring --model replay --protocol simple");
+  ASSERT_EQ(s.status, 0) << s.output;
+  EXPECT_NE(s.output.find("proto"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find(" simple |"), std::string::npos) << s.output;
+}

@@ -7,6 +7,7 @@
 
 #include "sim/analytic.h"
 #include "sim/effective_params.h"
+#include "sim/protocol.h"
 #include "sim/replay.h"
 #include "sim/topology.h"
 
@@ -190,6 +191,67 @@ TEST(ClosedForm, HierarchicalPlanEqualsItsClosedForm) {
   Schedule one{Collective::AllReduce, Algorithm::Hierarchical, 8, evenCount(8), 4, -1};
   one.ranksPerNode = 8;
   EXPECT_NEAR(predict(one, uniformParams()), predict({Collective::AllReduce, Algorithm::Ring, 8, evenCount(8), 4, -1}, uniformParams()), 1e-9);
+}
+
+// With the protocols on (ll_protocol), every message of a call takes one protocol (sim/protocol.h):
+// forced LL is the textbook model with β / kLLEfficiency, forced Simple with α · 3, so the replay
+// still equals the closed form under each, and auto (the faster run) equals the lower closed form and
+// names its protocol. Two sizes per case: one where LL wins, one where Simple does.
+TEST(ClosedForm, ReplayEqualsClosedFormUnderEachProtocol) {
+  for (const auto& k : kCases)
+    for (int p : {2, 3, 5, 8, 13}) {
+      if (k.a == Algorithm::RecursiveDoubling && !std::has_single_bit(static_cast<unsigned>(p))) continue;  // a bound only
+      TopologySpec s = uniform(p);
+      s.llProtocol = true;
+      const Topology topo(s);
+      for (std::int64_t count : {evenCount(p), evenCount(p) * 64})
+        for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{64}}) {
+          if (slice > 0 && !k.exactWhenSliced) continue;
+          const auto pl = plan::makePlan(k.c, k.a, p, count, p / 3);
+          const Schedule sc{k.c, k.a, p, count, 4, slice};
+          const Micros ll = predict(sc, withProtocol(uniformParams(), Protocol::LL));
+          const Micros simple = predict(sc, withProtocol(uniformParams(), Protocol::Simple));
+          for (ProtocolChoice choice : {ProtocolChoice::LL, ProtocolChoice::Simple, ProtocolChoice::Auto}) {
+            ReplayOptions o;
+            o.sliceElems = slice;
+            o.protocol = choice;
+            const ReplayResult r = replay(pl, topo, o);
+            const Micros closed = choice == ProtocolChoice::LL ? ll : choice == ProtocolChoice::Simple ? simple : std::min(ll, simple);
+            const std::string what = label(k, p) + " count " + std::to_string(count) + " slice " + std::to_string(slice) + " " +
+                                     std::string(name(choice));
+            EXPECT_NEAR(r.time, closed, kRel * closed) << what;
+            if (std::abs(ll - simple) > 1e-6 * closed)  // a clear winner: both models name the same one
+              EXPECT_EQ(r.protocol, choice == ProtocolChoice::LL ? Protocol::LL
+                                    : choice == ProtocolChoice::Simple || simple < ll ? Protocol::Simple : Protocol::LL)
+                  << what;
+          }
+        }
+    }
+  // The hier plan too (g ranks per node, whole ops and slices).
+  for (int g : {2, 4})
+    for (int nodes : {2, 3}) {
+      const int p = g * nodes;
+      TopologySpec s = uniform(p);
+      s.llProtocol = true;
+      const Topology topo(s);
+      for (std::int64_t count : {evenCount(p), evenCount(p) * 64}) {
+        const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
+        for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{256}}) {
+          Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
+          sc.ranksPerNode = g;
+          const Micros ll = predict(sc, withProtocol(uniformParams(), Protocol::LL));
+          const Micros simple = predict(sc, withProtocol(uniformParams(), Protocol::Simple));
+          for (ProtocolChoice choice : {ProtocolChoice::LL, ProtocolChoice::Simple, ProtocolChoice::Auto}) {
+            ReplayOptions o;
+            o.sliceElems = slice;
+            o.protocol = choice;
+            const Micros closed = choice == ProtocolChoice::LL ? ll : choice == ProtocolChoice::Simple ? simple : std::min(ll, simple);
+            EXPECT_NEAR(replay(pl, topo, o).time, closed, kRel * closed)
+                << "hier g=" << g << " nodes=" << nodes << " count " << count << " slice " << slice << " " << name(choice);
+          }
+        }
+      }
+    }
 }
 
 TEST(ClosedForm, PredictRejectsMissingGenerators) {

@@ -38,7 +38,7 @@ Micros replayed(const plan::Plan& pl, const Topology& topo, std::int64_t slice =
 }
 
 Micros analytic(const Topology& topo, Algorithm a, int p, std::int64_t count, std::int64_t slice = -1) {
-  return predictOn(topo, {Collective::AllReduce, a, p, count, 4, slice});
+  return predictOn(topo, {Collective::AllReduce, a, p, count, 4, slice}).time;
 }
 
 // A 2-node cluster of 8 GPUs with one NIC per GPU, protocols and start-up off unless a test sets them.
@@ -72,8 +72,9 @@ TEST(LinkClass, HalvingTheEfficiencyDoublesTheBandwidthTerm) {
   EXPECT_NEAR(Topology(s).resources()[0].bandwidth, 40, 1e-12);
 }
 
-// LL: one traversal at half the bandwidth; Simple: three traversals at full bandwidth; each message
-// takes the faster, so the switch-over is where bytes·β = 2·latency.
+// LL: one traversal at half the bandwidth; Simple: three traversals at full bandwidth; a call takes
+// the faster for all its messages (sim/protocol.h), so a call of one message switches over where
+// bytes·β = 2·latency.
 TEST(LinkClass, SmallMessagesTakeLLAndLargeOnesSimple) {
   const Micros L = 1;  // per hop: 2 µs per message on a switch
   TopologySpec s = switchOf(2, L, 10);
@@ -91,7 +92,7 @@ TEST(LinkClass, SmallMessagesTakeLLAndLargeOnesSimple) {
     const Micros ll = 2 * L + n * beta / kLLEfficiency, simple = kSimpleLatencyTraversals * 2 * L + n * beta;
     EXPECT_NEAR(replayed(pl, topo), std::min(ll, simple), 1e-9) << count;
   }
-  // The closed form takes the protocol of the schedule's messages the same way.
+  // The closed form takes the faster protocol for the whole call the same way.
   for (int p : {4, 8})
     for (std::int64_t count : {std::int64_t{64} * p, std::int64_t{1} << 22}) {
       TopologySpec sp = switchOf(p, L, 10);
@@ -178,20 +179,27 @@ TEST(LinkClass, ClusterShapeKeepsEveryNicBusy) {
 }
 
 // hier-ring replays the hier plan; on a cluster (NVLink inside, one NIC per GPU across) it equals its
-// closed form with the cluster's intra and inter parameters, start-up included.
+// closed form with the cluster's intra and inter parameters, start-up included; with the protocols on,
+// under forced LL, forced Simple and auto alike (one protocol per call, sim/protocol.h).
 TEST(LinkClass, HierOnAClusterEqualsItsClosedForm) {
-  for (int nodes : {2, 3, 4}) {
-    TopologySpec s = plainCluster(nodes);
-    s.compute.launchLatency = 2;
-    s.compute.proxyLatency = 1;
-    const Topology t(s);
-    const std::int64_t count = std::int64_t{8} * nodes * 4096;
-    const Predictor replayP{.topo = t, .model = Model::Replay, .sliceBytes = kWholeOps, .channels = 1};
-    const Predictor analyticP{.topo = t, .model = Model::Analytic, .sliceBytes = kWholeOps, .channels = 1};
-    const Micros r = replayP(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
-    const Micros a = analyticP(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
-    EXPECT_NEAR(r, a, kRel * r) << nodes;
-  }
+  for (int nodes : {2, 3, 4})
+    for (bool ll : {false, true})
+      for (ProtocolChoice choice : {ProtocolChoice::Auto, ProtocolChoice::LL, ProtocolChoice::Simple}) {
+        if (!ll && choice != ProtocolChoice::Auto) continue;  // forced needs ll_protocol
+        TopologySpec s = plainCluster(nodes);
+        s.llProtocol = ll;
+        s.compute.launchLatency = 2;
+        s.compute.proxyLatency = 1;
+        const Topology t(s);
+        for (std::int64_t count : {std::int64_t{8} * nodes * 4096, std::int64_t{8} * nodes * 262144}) {
+          const Predictor replayP{.topo = t, .model = Model::Replay, .sliceBytes = kWholeOps, .channels = 1, .protocol = choice};
+          const Predictor analyticP{.topo = t, .model = Model::Analytic, .sliceBytes = kWholeOps, .channels = 1, .protocol = choice};
+          const Prediction r = replayP.predict(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
+          const Prediction a = analyticP.predict(Collective::AllReduce, SimAlgorithm::HierarchicalRing, t.nranks(), count);
+          EXPECT_NEAR(r.time, a.time, kRel * r.time) << nodes << " " << ll << " " << name(choice) << " " << count;
+          EXPECT_EQ(r.protocol, a.protocol) << nodes << " " << ll << " " << name(choice) << " " << count;
+        }
+      }
 }
 
 // The new topology fields round-trip through JSON and bad values are refused naming the field.
