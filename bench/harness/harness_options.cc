@@ -43,8 +43,10 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   addSweepFlags(cli, o.sweep);
   addIterationFlags(cli, o.iteration);
   addRanksFlag(cli, o.comm.nranks);
-  cli.addOption('t', "nthreads", "1", "host threads driving the ranks (only 1: one thread drives all with a group call)",
-                [](std::string_view v) { parseInteger(v, 1, 1, "threads (use -g for ranks)"); });
+  cli.addOption('t', "nthreads", "N",
+                "host threads driving the ranks: 1 = one thread drives all with a group call (default); N > 1 = "
+                "N ranks, one thread each making per-rank calls (host backend; give -g 1 or no -g)",
+                [&o](std::string_view v) { o.threads = static_cast<int>(parseInteger(v, 1, kMaxRanks, "threads")); });
   cli.addOption('d', "datatype", "TYPE", "float double half bfloat16 int32 int8 uint8, or all (default float)",
                 [&o](std::string_view v) {
                   setSelection(o.data.typeSpec, o.data.types, v, kAllDataTypes, parseDataType);
@@ -96,6 +98,15 @@ void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::s
     throw UsageError("--straggler rank " + std::to_string(o.comm.straggler.rank) + " is not a rank of " + ranks);
   if (plan::isRooted(c) && o.data.root >= n)
     throw UsageError("-r root " + std::to_string(o.data.root) + " is not a rank of " + ranks);
+}
+
+void applyThreads(HarnessOptions& o) {
+  if (o.threads == 1) return;
+  if (o.comm.nranks != 1)
+    throw UsageError("-t " + std::to_string(o.threads) + " drives one rank per thread (nccl-tests' -t N -g 1): give -g 1 or no -g");
+  if (o.comm.backend && *o.comm.backend != Backend::Host)
+    throw UsageError("-t > 1 is for the host backend (threads making per-rank calls)");
+  o.comm.nranks = o.threads;
 }
 
 void applyEnvironment(HarnessOptions& o) {

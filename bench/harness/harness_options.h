@@ -42,6 +42,7 @@ struct HarnessOptions {
   DataSelection data;
   CommSelection comm;
   std::string jsonPath;
+  int threads = 1;  // -t: host threads driving the ranks; > 1: one rank per thread (per-rank calls)
   bool help = false;
 };
 
@@ -51,6 +52,10 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o);
 // --ranks-per-node absent: takes CCLAB_RANKS_PER_NODE when set (a whole number >= 0, else UsageError),
 // else 0 (one node).
 void applyEnvironment(HarnessOptions& o);
+
+// -t N > 1 (nccl-tests' -t N -g 1): N ranks, each driven by its own host thread with per-rank calls
+// instead of one group call. Needs -g 1 (or no -g); sets comm.nranks = N. Throws UsageError.
+void applyThreads(HarnessOptions& o);
 
 // Checks what single flags cannot: sizes, straggler rank and root against -g, algorithm against the
 // collective. Throws UsageError.

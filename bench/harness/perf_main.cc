@@ -97,6 +97,7 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       return kExitOk;
     }
     applyEnvironment(options);
+    applyThreads(options);
     validate(options, collective);
     if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
   } catch (const UsageError& e) {
@@ -104,6 +105,8 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
   }
 
   const Backend backend = chooseBackend(options.comm);
+  if (options.threads > 1 && backend != Backend::Host)
+    return fail(tool, kExitUsage, "-t > 1 is for the host backend (the " + std::string(name(backend)) + " backend was chosen)");
   std::string why;
   if (!backendAvailable(backend, &why))
     return fail(tool, kExitUsage, std::string(name(backend)) + " backend unavailable: " + why);

@@ -1,6 +1,9 @@
 #include "bench/harness/perf_runner.h"
 
 #include <algorithm>
+#include <barrier>
+#include <exception>
+#include <thread>
 #include <chrono>
 #include <optional>
 
@@ -67,7 +70,10 @@ Measurement PerfRunner::measure(const CollectiveArgs& args, const CollectiveShap
   if (it.check) {
     // The timed calls may have changed the inputs (in place): start again from fresh data.
     reference.writeInputs(comm_, memory_->ranks, inPlace, memory_->staging);
-    comm_.runGroup(args, groupBuffers(args, shape, inPlace), callOptions_);
+    if (options_.threads > 1)
+      (void)runOnThreads(args, groupBuffers(args, shape, inPlace), 0, 1);  // the path that was timed
+    else
+      comm_.runGroup(args, groupBuffers(args, shape, inPlace), callOptions_);
     comm_.synchronize();
     m.wrong = reference.countWrongOutputs(comm_, memory_->ranks, inPlace, memory_->staging);
   }
@@ -83,6 +89,12 @@ std::vector<RankBuffers> PerfRunner::groupBuffers(const CollectiveArgs& args, co
 
 double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters) {
   const std::vector<RankBuffers> buffers = groupBuffers(args, shape, inPlace);
+  if (options_.threads > 1) {
+    comm_.resetArrivalStats();  // the threads' barrier separates warm-up and timed calls
+    const double seconds = runOnThreads(args, buffers, warmup, iters * options_.iteration.aggIters);
+    arrivals_.add(comm_.arrivalStats());
+    return seconds / (static_cast<double>(iters) * options_.iteration.aggIters);
+  }
   for (int i = 0; i < warmup; ++i) comm_.runGroup(args, buffers, callOptions_);
   comm_.synchronize();
   comm_.resetArrivalStats();
@@ -96,6 +108,37 @@ double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& s
   arrivals_.add(comm_.arrivalStats());
   // Processes time their own ranks; the call took as long as the slowest (nccl-tests under MPI).
   return comm_.maxOverProcesses(elapsed.count()) / (static_cast<double>(iters) * agg);
+}
+
+double PerfRunner::runOnThreads(const CollectiveArgs& args, const std::vector<RankBuffers>& buffers, int warmup,
+                                int calls) {
+  const auto n = static_cast<std::ptrdiff_t>(buffers.size());
+  std::barrier started(n);
+  std::vector<double> seconds(buffers.size(), 0.0);
+  std::vector<std::exception_ptr> errors(buffers.size());
+  const std::vector<int> ranks = comm_.localRanks();
+  const auto body = [&](std::size_t i) {
+    bool arrived = false;
+    try {
+      for (int w = 0; w < warmup; ++w) comm_.run(ranks[i], args, buffers[i], callOptions_);
+      started.arrive_and_wait();
+      arrived = true;
+      const auto start = std::chrono::steady_clock::now();
+      for (int c = 0; c < calls; ++c) comm_.run(ranks[i], args, buffers[i], callOptions_);
+      seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    } catch (...) {
+      errors[i] = std::current_exception();
+      if (!arrived) started.arrive_and_drop();  // the others' barrier completes without this thread
+    }
+  };
+  {
+    std::vector<std::jthread> threads;
+    for (std::size_t i = 1; i < buffers.size(); ++i) threads.emplace_back(body, i);
+    body(0);  // the calling thread drives rank 0
+  }
+  for (const auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  return combineTimes(options_.iteration.average, seconds);  // -a, as nccl-tests combines its threads' times
 }
 
 }  // namespace cclab::bench

@@ -3,6 +3,8 @@
 //   check on: write inputs; warm up (-w); time -n iterations of -m group calls, synchronizing once
 //   at the end (as nccl-tests: calls are enqueued back to back); then write inputs again, run once,
 //   and count #wrong.
+// -t N > 1 (nccl-tests' -t N -g 1): each rank has its own thread making per-rank calls, as a program
+// with a thread per rank would; -t 1 (default): one thread drives every rank with group calls.
 // Differences from nccl-tests: warm-up runs at every size (not only at the smallest and largest),
 // and buffers are not shifted between iterations.
 // Arrival times (arrival_report.h) are reset after each warm-up and read after each timed loop, so
@@ -36,6 +38,11 @@ class PerfRunner {
                                                     bool inPlace) const;
   // Runs `warmup` untimed then `iters` timed iterations; returns seconds per collective.
   double runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters);
+  // -t N > 1: one thread per rank, each making `warmup` then `calls` per-rank calls, starting its
+  // clock after a barrier that follows every thread's warm-up; returns the threads' seconds combined
+  // by -a (average_mode.h).
+  // A thread that throws leaves the barrier (no one waits for it) and its exception is rethrown.
+  double runOnThreads(const CollectiveArgs& args, const std::vector<RankBuffers>& buffers, int warmup, int calls);
 
   // The run's memory, sized for the largest size: every rank's buffers and host staging.
   struct RunMemory {

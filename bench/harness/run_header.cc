@@ -29,7 +29,7 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
   if (runs != o.comm.algorithm) algorithm += " (requested " + std::string(plan::name(o.comm.algorithm)) + ")";
   const IterationOptions& it = o.iteration;
   table.headerLine(std::string(tool) + ": cclab, nccl-tests format");
-  table.headerLine("nThread 1 nGpus " + std::to_string(comm.nranks()) + " minBytes " + std::to_string(o.sweep.minBytes) +
+  table.headerLine("nThread " + std::to_string(o.threads) + " nGpus " + std::to_string(comm.nranks() / o.threads) + " minBytes " + std::to_string(o.sweep.minBytes) +
                    " maxBytes " + std::to_string(o.sweep.maxBytes) + " step: " + stepText(o.sweep) +
                    " warmup iters: " + std::to_string(it.warmup) + " iters: " + std::to_string(it.iters) +
                    " agg iters: " + std::to_string(it.aggIters) + " validation: " + std::to_string(it.check) +
@@ -44,8 +44,9 @@ void printRunHeader(const TablePrinter& table, const char* tool, plan::Collectiv
                    "  channels: " + (o.comm.channels ? std::to_string(o.comm.channels) : std::string("backend default")) +
                    "  ranksPerNode: " + std::to_string(o.comm.ranksPerNode.value_or(0)) +
                    "  timeout: " + std::to_string(o.comm.timeout.count()) + " ms  straggler: " +
-                   stragglerText(o.comm.straggler) + "  time: one thread times the group call (-a " +
-                   std::string(name(it.average)) + ")");
+                   stragglerText(o.comm.straggler) +
+                   (o.threads > 1 ? "  time: each rank's thread times its own calls, combined by -a " + std::string(name(it.average))
+                                  : "  time: one thread times the group call (-a " + std::string(name(it.average)) + ")"));
   table.headerLine("Machine: " + machine.hostname + ", " + machine.cpuModel + ", " + std::to_string(machine.cpus) +
                    " cpus  date: " + date);
   table.headerLine("");

@@ -126,6 +126,28 @@ TEST(PerfTools, EveryTypeAndOpChecksExactly) {
   }
 }
 
+// -t N (nccl-tests' -t N -g 1): N ranks, each driven by its own thread with per-rank calls; the table
+// is checked exactly on odd sizes, every type and op, rooted collectives with a non-zero root, and a
+// straggler delays one thread's rank.
+TEST(PerfTools, ThreadPerRankRunsAndChecksExactly) {
+  const ToolRun run = runTool("all_reduce_perf", {"-t", "3", "-b", "12", "-e", "64K", "-f", "17", "-d", "all", "-o", "all",
+                                                  "-n", "2", "-w", "1", "--backend", "host"});
+  ASSERT_EQ(run.status, 0) << run.err;
+  EXPECT_NE(run.out.find("nThread 3 nGpus 1"), std::string::npos) << run.out;
+  EXPECT_NE(run.out.find("each rank's thread times its own calls"), std::string::npos) << run.out;
+  const ParsedTable t = parseTable(run.out);
+  ASSERT_EQ(t.rows.size(), 7U * 5U * 4U);  // 12, 204, 3468, 58956 bytes (x17) per type and op
+  for (const ParsedRow& r : t.rows) {
+    EXPECT_EQ(r.oop.wrong.value_or(-1), 0) << r.type << " " << r.redop << " " << r.size;
+    EXPECT_EQ(r.ip.wrong.value_or(-1), 0) << r.type << " " << r.redop << " " << r.size;
+  }
+  for (const char* tool : {"broadcast_perf", "reduce_perf"}) {
+    const ToolRun rooted = runTool(tool, smallRun({"-t", "4", "-r", "3", "--straggler", "2:100"}));
+    ASSERT_EQ(rooted.status, 0) << tool << ": " << rooted.err;
+    expectWellFormed(parseTable(rooted.out), tool, 4, 6);
+  }
+}
+
 TEST(PerfTools, NoCheckPrintsNotApplicable) {
   const ToolRun run = runTool("all_reduce_perf", smallRun({"-g", "2", "-c", "0"}));
   ASSERT_EQ(run.status, 0) << run.err;

@@ -30,7 +30,8 @@ TEST(PerfUsage, BadFlagsAndSizesExitWithStatus2AndOneLine) {
       {"-a", "7"},                      {"--slice", "-1"},
       {"--straggler", "1"},             {"--timeout", "0"},
       {"-b", "0", "-e", "8", "-f", "2"}, {"stray"},
-      {"-t", "4"},                      {"-J", "/nonexistent-dir/x.json"},
+      {"-t", "4", "-g", "2"},           {"-J", "/nonexistent-dir/x.json"},
+      {"-t", "0"},                      {"-t", "2", "--backend", "cuda"},
       {"--backend", "tpu"},             {"-i", "0", "-b", "8", "-e", "64"},
       {"-g", "-3"},                     {"-w", "-1"},
       {"--algo", "chain"},  // chain exists for broadcast and reduce only
