@@ -54,12 +54,18 @@ class ProcCommunicator final : public Communicator {
     const char* transport = std::getenv("CCLAB_PROC_TRANSPORT");  // "mpi": every pair over MPI (to compare)
     if (transport && std::string(transport) != "mpi" && std::string(transport) != "shm")
       throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT is 'shm' (shared memory within a node, the default) or 'mpi'");
-    // K rank threads would each call MPI between nodes, and MPI runs MPI_THREAD_SERIALIZED here
-    // (mpi_world.cc): several ranks per process stay on one node (docs/proc.md).
-    if (k_ > 1 && ((transport && std::string(transport) == "mpi") || world_.nodes() > 1))
-      throw InvalidArgument("proc: -g " + std::to_string(k_) + " ranks per process runs on one node only (shared memory); this job " +
-                            (world_.nodes() > 1 ? "spans " + std::to_string(world_.nodes()) + " nodes" : std::string("asks for MPI between every pair")) +
-                            ": use -g 1 (one rank per process)");
+    if (k_ > 1 && transport && std::string(transport) == "mpi")
+      throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT=mpi runs one rank per process; -g " + std::to_string(k_) +
+                            " ranks per process use shared memory within a node");
+    if (k_ > 1 && world_.nodes() > 1) {  // the links' tags carry (channel, sender's k, receiver's k)
+      void* value = nullptr;
+      int found = 0;
+      check(MPI_Comm_get_attr(world_.comm(), MPI_TAG_UB, &value, &found), "MPI_Comm_get_attr(MPI_TAG_UB)");
+      const long long tagUb = found ? *static_cast<int*>(value) : 32767;
+      if (MpiLinks::maxTag(k_) > tagUb)
+        throw InvalidArgument("proc: -g " + std::to_string(k_) + " across nodes needs MPI tags up to " +
+                              std::to_string(MpiLinks::maxTag(k_)) + ", this MPI allows " + std::to_string(tagUb));
+    }
     for (int k = 0; k < k_; ++k) ranks_.push_back(std::make_unique<RankState>());
     if (transport && std::string(transport) == "mpi") {
       mpi_ = std::make_unique<MpiExecutor>(world_);
@@ -73,7 +79,8 @@ class ProcCommunicator final : public Communicator {
     for (int p = 0; p < world_.size(); ++p)
       if (world_.node(p) == myNode)
         for (int k = 0; k < k_; ++k) node.ranks.push_back(p * k_ + k);
-    if (world_.nodes() > 1) links_ = std::make_unique<MpiLinks>(world_);
+    if (world_.nodes() > 1)  // one set of links per rank; K > 1: MPI one thread at a time (SERIALIZED)
+      for (int k = 0; k < k_; ++k) links_.push_back(std::make_unique<MpiLinks>(world_, k_, k, k_ > 1 ? &mpiMutex_ : nullptr));
     // Segments of an earlier job whose creator died while joining (a live creator's are never touched);
     // this job's own names go once every rank has joined (ShmExecutor), so a later SIGKILL leaves none.
     if (node.ranks.front() == globalRank(0)) proc::cleanupStaleSegments("");
@@ -84,7 +91,8 @@ class ProcCommunicator final : public Communicator {
     auto join = [&](int k) {
       try {
         ranks_[static_cast<std::size_t>(k)]->shm =
-            std::make_unique<proc::ShmExecutor>(job, globalRank(k), node, bytes, std::chrono::seconds(60), links_.get());
+            std::make_unique<proc::ShmExecutor>(job, globalRank(k), node, bytes, std::chrono::seconds(60),
+                                                linksOf(k));
       } catch (...) {
         errors[static_cast<std::size_t>(k)] = std::current_exception();
       }
@@ -120,7 +128,7 @@ class ProcCommunicator final : public Communicator {
     std::string d = "proc: " + std::to_string(nranks()) + ranks + std::to_string(world_.nodes()) +
                     (world_.emulatedNodes() ? " emulated" : "") + (world_.nodes() == 1 ? " node" : " nodes");
     d += !ranks_.front()->shm ? " (MPI point-to-point for every pair)"
-         : links_ ? " (shared memory within a node, MPI between nodes)" : " (shared memory)";
+         : !links_.empty() ? " (shared memory within a node, MPI between nodes)" : " (shared memory)";
     return d + ", " + std::to_string(std::thread::hardware_concurrency()) + " cores";
   }
   std::vector<std::string> rankLocations() const override {
@@ -190,6 +198,7 @@ class ProcCommunicator final : public Communicator {
     return c.ranksPerProcess;
   }
   [[nodiscard]] int globalRank(int k) const { return world_.rank() * k_ + k; }
+  [[nodiscard]] MpiLinks* linksOf(int k) const { return links_.empty() ? nullptr : links_[static_cast<std::size_t>(k)].get(); }
   // Rank's index among this process's ranks; InvalidArgument for another process's rank.
   [[nodiscard]] int localIndex(int rank) const {
     const int k = rank - world_.rank() * k_;
@@ -205,9 +214,10 @@ class ProcCommunicator final : public Communicator {
     try {
       runRank(k, args, buffers, options);
     } catch (const TimeoutError& e) {
-      const std::lock_guard<std::mutex> lock(abortMutex_);  // one line, one MPI call (MPI is SERIALIZED)
+      const std::lock_guard<std::mutex> lock(abortMutex_);  // one line, one MPI_Abort
       std::fprintf(stderr, "%s\n", e.what());
       std::fflush(stderr);
+      const std::lock_guard<std::mutex> mpi(mpiMutex_);  // no other rank thread in MPI (SERIALIZED)
       world_.abort(3);
     }
   }
@@ -256,7 +266,7 @@ class ProcCommunicator final : public Communicator {
   // (kProcLlDefaultMaxBytes, or CCLAB_LL_MAX_BYTES), and the plan fits. Depends on the call only, so
   // every rank takes the same path.
   bool onLl(const RankState& st, Cached& c, std::size_t elem, std::size_t largestBytes) const {
-    if (!st.shm || links_ || largestBytes > llMaxBytes_ || elem >= c.llFits.size()) return false;
+    if (!st.shm || !links_.empty() || largestBytes > llMaxBytes_ || elem >= c.llFits.size()) return false;
     auto& fits = c.llFits[elem];
     if (fits < 0) fits = st.shm->llFits(c.plan, elem) ? 1 : 0;
     return fits == 1;
@@ -355,7 +365,8 @@ class ProcCommunicator final : public Communicator {
   int k_;  // ranks per process (-g): threads of this process, global ranks world_.rank() * k_ + k
   World world_;
   int channels_;
-  std::unique_ptr<MpiLinks> links_;  // before ranks_, whose executors hold a pointer to it
+  std::mutex mpiMutex_;  // K > 1 between nodes: the rank threads' MPI calls, one at a time
+  std::vector<std::unique_ptr<MpiLinks>> links_;  // per local rank (several nodes); before ranks_, whose executors point to them
   std::vector<std::unique_ptr<RankState>> ranks_;  // per local rank k
   std::unique_ptr<MpiExecutor> mpi_;
   bool oversubscribed_ = false;  // more ranks on this node than cores

@@ -1,9 +1,8 @@
 // The process backend (`--backend proc`, chosen by the benchmarks when mpirun launched them): one
 // rank per process, or K (the benchmarks' -g under mpirun) as threads of each process (global rank =
 // process * K + k, as the CUDA backend under mpirun), bootstrapped by MPI (mpi_world.h). Every rank,
-// whichever process it is in, is a peer of its own in shared memory (its ShmExecutor and segment);
-// K > 1 runs on one node only (MPI is initialised MPI_THREAD_SERIALIZED: K rank threads must not
-// drive MPI links at once), and is refused with one line otherwise.
+// whichever process it is in, is a peer of its own in shared memory (its ShmExecutor and segment)
+// and has its own MPI links to other nodes (mpi_links.h: the K rank threads call MPI one at a time).
 //
 // Transports: when every rank is on one node, plans run on the shared-memory executor
 // (collectives/proc/shm_executor.h: single-copy reads of the peer's segment, futex waits); buffers from
@@ -32,7 +31,7 @@ inline constexpr std::size_t kProcLlDefaultMaxBytes = 256;
 inline constexpr int kMaxProcRanksPerProcess = 64;
 
 struct ProcConfig {
-  int ranksPerProcess = 1;  // the benchmarks' -g under mpirun: 1..kMaxProcRanksPerProcess; > 1 on one node only
+  int ranksPerProcess = 1;  // the benchmarks' -g under mpirun: 1..kMaxProcRanksPerProcess (> 1: not with CCLAB_PROC_TRANSPORT=mpi)
   int ranksPerNode = 0;     // > 0: emulate nodes of this many consecutive ranks (MPI between them); a multiple of K
   int channels = 1;         // plan channels (plan.h)
   // Bytes of this rank's shared segment (half for allocate(), half for staging and scratch); 0: the

@@ -2,11 +2,13 @@
 // rank a shared-memory peer of its own. Group calls (runGroup, one thread drives the K ranks) and one
 // thread per rank (run from K threads, as the host backend allows), buffers from allocate() (in the
 // rank's segment) and plain ones (staged), small calls (the LL rings) and sliced ones; every result
-// compared exactly with the sum of every rank's input (small integers in float). And the refusals:
-// another process's rank, K > 1 across nodes, ranks per node not a multiple of K.
+// compared exactly with the sum of every rank's input (small integers in float); on one node and
+// across emulated nodes (the K rank threads' MPI links, one thread in MPI at a time). And the
+// refusals: another process's rank, ranks per node not a multiple of K, K > 1 on the all-MPI transport.
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <thread>
 #include <vector>
 
@@ -82,44 +84,52 @@ std::int64_t wrong(Communicator& comm, const Buffers& b, std::int64_t n, plan::C
 
 TEST(ProcRanks, GroupCallsAndThreadPerRankCallsAreExact) {
   const int procs = world().size();
-  for (int k : {2, 3}) {
-    auto comm = makeProcCommunicator({.ranksPerProcess = k});
-    const int p = comm->nranks();
-    ASSERT_EQ(p, procs * k);
-    const std::vector<int> local = comm->localRanks();
-    ASSERT_EQ(static_cast<int>(local.size()), k);
-    EXPECT_EQ(local.front(), world().rank() * k);
-    EXPECT_EQ(comm->rankLocations().size(), static_cast<std::size_t>(p));
-    EXPECT_NE(comm->rankLocations().back().find("thread " + std::to_string(k - 1)), std::string::npos) << comm->rankLocations().back();
-    struct Case {
-      plan::Collective c;
-      plan::Algorithm a;
-    };
-    for (Case cs : {Case{plan::Collective::AllReduce, plan::Algorithm::Ring}, Case{plan::Collective::AllReduce, plan::Algorithm::RecursiveDoubling},
-                    Case{plan::Collective::AllReduce, plan::Algorithm::OneShot}, Case{plan::Collective::AllReduce, plan::Algorithm::DoubleBinaryTree},
-                    Case{plan::Collective::Broadcast, plan::Algorithm::Auto}, Case{plan::Collective::Reduce, plan::Algorithm::Auto}})
-      for (std::int64_t n : {7, 3001})  // 28 B on the LL rings, 12 KB sliced on the slot path
-        for (int mode = 0; mode < 4; ++mode) {  // bit 0: thread per rank; bit 1: allocate()'s buffers
-          const bool threads = (mode & 1) != 0, shared = (mode & 2) != 0, inPlace = n == 7;
-          const int root = p - 1;  // in the last process
-          Buffers b = makeBuffers(*comm, n, shared, inPlace && cs.c == plan::Collective::AllReduce);
-          CollectiveOptions o;
-          o.algorithm = cs.a;
-          o.sliceBytes = n > 1000 ? 1024 : 0;
-          o.timeout = std::chrono::seconds(20);
-          const CollectiveArgs args{cs.c, n, DataType::Float32, ReduceOp::Sum, root};
-          if (threads) {
-            std::vector<std::jthread> ts;
-            for (int j = 0; j < k; ++j)
-              ts.emplace_back([&, j] { comm->run(local[static_cast<std::size_t>(j)], args, b.pairs[static_cast<std::size_t>(j)], o); });
-          } else {
-            comm->runGroup(args, b.pairs, o);
+  for (int k : {2, 3})
+    for (int nodeProcs : {0, 1, 2}) {  // processes per emulated node (0: one real node)
+      if (nodeProcs > 0 && (procs % nodeProcs != 0 || procs / nodeProcs < 2)) continue;
+      if (nodeProcs > 0 && k == 3) continue;  // one K across nodes keeps the test short
+      auto comm = makeProcCommunicator({.ranksPerProcess = k, .ranksPerNode = nodeProcs * k});
+      const int p = comm->nranks();
+      ASSERT_EQ(p, procs * k);
+      const std::vector<int> local = comm->localRanks();
+      ASSERT_EQ(static_cast<int>(local.size()), k);
+      EXPECT_EQ(local.front(), world().rank() * k);
+      EXPECT_EQ(comm->rankLocations().size(), static_cast<std::size_t>(p));
+      EXPECT_NE(comm->rankLocations().back().find("thread " + std::to_string(k - 1)), std::string::npos) << comm->rankLocations().back();
+      struct Case {
+        plan::Collective c;
+        plan::Algorithm a;
+      };
+      std::vector<Case> cases = {Case{plan::Collective::AllReduce, plan::Algorithm::Ring},
+                                 Case{plan::Collective::AllReduce, plan::Algorithm::RecursiveDoubling},
+                                 Case{plan::Collective::AllReduce, plan::Algorithm::OneShot},
+                                 Case{plan::Collective::AllReduce, plan::Algorithm::DoubleBinaryTree},
+                                 Case{plan::Collective::Broadcast, plan::Algorithm::Auto}, Case{plan::Collective::Reduce, plan::Algorithm::Auto}};
+      if (nodeProcs > 0) cases.push_back({plan::Collective::AllReduce, plan::Algorithm::Hierarchical});
+      for (Case cs : cases)
+        for (std::int64_t n : {7, 3001})  // 28 B on the LL rings, 12 KB sliced on the slot path
+          for (int mode = 0; mode < 4; ++mode) {  // bit 0: thread per rank; bit 1: allocate()'s buffers
+            const bool threads = (mode & 1) != 0, shared = (mode & 2) != 0, inPlace = n == 7;
+            const int root = p - 1;  // in the last process
+            Buffers b = makeBuffers(*comm, n, shared, inPlace && cs.c == plan::Collective::AllReduce);
+            CollectiveOptions o;
+            o.algorithm = cs.a;
+            o.sliceBytes = n > 1000 ? 1024 : 0;
+            o.timeout = std::chrono::seconds(20);
+            const CollectiveArgs args{cs.c, n, DataType::Float32, ReduceOp::Sum, root};
+            if (threads) {
+              std::vector<std::jthread> ts;
+              for (int j = 0; j < k; ++j)
+                ts.emplace_back([&, j] { comm->run(local[static_cast<std::size_t>(j)], args, b.pairs[static_cast<std::size_t>(j)], o); });
+            } else {
+              comm->runGroup(args, b.pairs, o);
+            }
+            EXPECT_EQ(wrong(*comm, b, n, cs.c, root), 0) << plan::name(cs.c) << " " << plan::name(cs.a) << " k " << k << " n " << n
+                                                         << " nodeProcs " << nodeProcs
+                                                         << " threads " << threads << " shared " << shared;
+            world().barrier();  // the next call reuses buffers every peer may still read
           }
-          EXPECT_EQ(wrong(*comm, b, n, cs.c, root), 0) << plan::name(cs.c) << " " << plan::name(cs.a) << " k " << k << " n " << n
-                                                       << " threads " << threads << " shared " << shared;
-          world().barrier();  // the next call reuses buffers every peer may still read
-        }
-  }
+    }
 }
 
 TEST(ProcRanks, Refusals) {
@@ -134,9 +144,9 @@ TEST(ProcRanks, Refusals) {
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2, .ranksPerNode = 3}), InvalidArgument);
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 0}), InvalidArgument);
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = kMaxProcRanksPerProcess + 1}), InvalidArgument);
-  if (world().size() >= 2) {  // every process its own emulated node: MPI between the rank threads
-    EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2, .ranksPerNode = 2}), InvalidArgument);
-  }
+  setenv("CCLAB_PROC_TRANSPORT", "mpi", 1);  // every pair over MPI: one rank per process
+  EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2}), InvalidArgument);
+  unsetenv("CCLAB_PROC_TRANSPORT");
   world().barrier();
 }
 
