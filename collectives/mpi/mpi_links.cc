@@ -14,7 +14,14 @@ constexpr auto kSpin = std::chrono::microseconds(50);  // then yield the core be
 
 }  // namespace
 
+long long MpiLinks::maxTag(int ranksPerProcess) {
+  const long long k = ranksPerProcess;
+  return plan::kMaxChannels * k * k - 1;
+}
+
 bool MpiLinks::prune() {
+  if (sends_.empty()) return false;
+  const auto lock = lockMpi();
   const std::size_t before = sends_.size();
   std::erase_if(sends_, [](Send& s) {
     int flag = 0;
@@ -31,7 +38,10 @@ bool MpiLinks::progress() {
 
 void MpiLinks::send(int peer, int channel, const std::byte* src, std::size_t bytes) {
   MPI_Request req = MPI_REQUEST_NULL;
-  check(MPI_Isend(src, messageBytes(bytes), MPI_BYTE, peer, channel, world_.comm(), &req), "MPI_Isend");
+  {
+    const auto lock = lockMpi();
+    check(MPI_Isend(src, messageBytes(bytes), MPI_BYTE, peer / k_, tag(channel, local_, peer % k_), world_.comm(), &req), "MPI_Isend");
+  }
   sends_.push_back({src, src + bytes, req, peer});
   ++messages_;
   if (sends_.size() > 64) prune();
@@ -40,11 +50,17 @@ void MpiLinks::send(int peer, int channel, const std::byte* src, std::size_t byt
 proc::RemoteLinks::Wait MpiLinks::receive(int peer, int channel, std::byte* dst, std::size_t bytes, Clock::time_point deadline,
                                           const std::function<bool()>& stop) {
   MPI_Request req = MPI_REQUEST_NULL;
-  check(MPI_Irecv(dst, messageBytes(bytes), MPI_BYTE, peer, channel, world_.comm(), &req), "MPI_Irecv");
+  {
+    const auto lock = lockMpi();
+    check(MPI_Irecv(dst, messageBytes(bytes), MPI_BYTE, peer / k_, tag(channel, peer % k_, local_), world_.comm(), &req), "MPI_Irecv");
+  }
   const auto start = Clock::now();
   for (;;) {
     int flag = 0;
-    check(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), "MPI_Test (receive)");
+    {
+      const auto lock = lockMpi();
+      check(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), "MPI_Test (receive)");
+    }
     if (flag) return Wait::Ready;
     prune();  // keep this rank's own sends moving while it waits
     const auto now = Clock::now();

@@ -1,5 +1,8 @@
 // The process backend (`--backend proc`, chosen by the benchmarks when mpirun launched them): one
-// rank per process, bootstrapped by MPI (mpi_world.h).
+// rank per process, or K (the benchmarks' -g under mpirun) as threads of each process (global rank =
+// process * K + k, as the CUDA backend under mpirun), bootstrapped by MPI (mpi_world.h). Every rank,
+// whichever process it is in, is a peer of its own in shared memory (its ShmExecutor and segment)
+// and has its own MPI links to other nodes (mpi_links.h: the K rank threads call MPI one at a time).
 //
 // Transports: when every rank is on one node, plans run on the shared-memory executor
 // (collectives/proc/shm_executor.h: single-copy reads of the peer's segment, futex waits); buffers from
@@ -24,9 +27,12 @@ namespace cclab::mpi {
 // as a flagged word, the slot path copies once); at 4 processes LL was ahead up to 2 KiB but noisy.
 inline constexpr std::size_t kProcLlDefaultMaxBytes = 256;
 
+// Ranks one process may run as threads (-g): a node has at most proc::ShmExecutor::kMaxRanks ranks.
+inline constexpr int kMaxProcRanksPerProcess = 64;
+
 struct ProcConfig {
-  int ranksPerProcess = 1;  // the benchmarks' -g under mpirun; only 1 is supported
-  int ranksPerNode = 0;     // > 0: emulate nodes of this many consecutive ranks (MPI between them)
+  int ranksPerProcess = 1;  // the benchmarks' -g under mpirun: 1..kMaxProcRanksPerProcess (> 1: not with CCLAB_PROC_TRANSPORT=mpi)
+  int ranksPerNode = 0;     // > 0: emulate nodes of this many consecutive ranks (MPI between them); a multiple of K
   int channels = 1;         // plan channels (plan.h)
   // Bytes of this rank's shared segment (half for allocate(), half for staging and scratch); 0: the
   // environment's CCLAB_PROC_SHM_BYTES, else 1 GiB, at most what /dev/shm has free per rank.
