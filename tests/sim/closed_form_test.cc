@@ -220,10 +220,11 @@ TEST(ClosedForm, ReplayEqualsClosedFormUnderEachProtocol) {
             const std::string what = label(k, p) + " count " + std::to_string(count) + " slice " + std::to_string(slice) + " " +
                                      std::string(name(choice));
             EXPECT_NEAR(r.time, closed, kRel * closed) << what;
-            if (std::abs(ll - simple) > 1e-6 * closed)  // a clear winner: both models name the same one
+            if (std::abs(ll - simple) > 1e-6 * closed) {  // a clear winner: both models name the same one
               EXPECT_EQ(r.protocol, choice == ProtocolChoice::LL ? Protocol::LL
                                     : choice == ProtocolChoice::Simple || simple < ll ? Protocol::Simple : Protocol::LL)
                   << what;
+            }
           }
         }
     }
