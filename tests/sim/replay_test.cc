@@ -258,7 +258,9 @@ TEST(Replay, RuleSourcesReplayBitForBitAsTheirPlans) {
         EXPECT_EQ(got.bytes, want.bytes) << what;
         EXPECT_EQ(got.steps, want.steps) << what;
         EXPECT_EQ(got.sliceElems, want.sliceElems) << what;
-        if (c.p > 1) EXPECT_GT(want.time, 0) << what;  // p = 1 is a copy, free on these topologies
+        if (c.p > 1) {
+          EXPECT_GT(want.time, 0) << what;  // p = 1 is a copy, free on these topologies
+        }
         ++runs;
       }
   EXPECT_GE(runs, 16);

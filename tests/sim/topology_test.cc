@@ -318,13 +318,14 @@ namespace {
 // node is built.
 TEST(Refusals, TopologyFilesWithRunawayRankCounts) {
   const std::string limit = std::to_string(kMaxTopologyRanks);
-  for (const std::string ranks : {std::to_string(kMaxTopologyRanks + 1), std::string("1e30"), std::string("4294967297")}) {
+  for (const std::string& ranks : {std::to_string(kMaxTopologyRanks + 1), std::string("1e30"), std::string("4294967297")}) {
     const std::string what = loadError(R"({"kind":"switch","ranks":)" + ranks + R"(,"classes":{"link":{"bandwidth_gbps":10}}})");
     EXPECT_NE(what.find("'ranks'"), std::string::npos) << ranks << ": " << what;
-    if (ranks == "4294967297")  // past int: the parser's own range
+    if (ranks == "4294967297") {  // past int: the parser's own range
       EXPECT_NE(what.find("2^30"), std::string::npos) << ranks << ": " << what;
-    else if (ranks != "1e30")  // 1e30 is not an integer: "must be an integer"
+    } else if (ranks != "1e30") {  // 1e30 is not an integer: "must be an integer"
       EXPECT_NE(what.find(limit), std::string::npos) << ranks << ": " << what;
+    }
     EXPECT_EQ(what.find('\n'), std::string::npos) << what;
   }
   const std::string cluster = loadError(

@@ -73,7 +73,9 @@ TEST(Device, BucketsFollowTheTensorsAndCoverTheGradient) {
     const std::size_t cap = i == 0 ? kFirst : kCap;
     const auto bytes = static_cast<std::size_t>(b.count) * sizeof(float);
     const auto lastTensor = static_cast<std::size_t>(u.unit(b.firstLayer).count) * sizeof(float);
-    if (i + 1 < buckets.size()) EXPECT_GE(bytes, cap) << i;  // closed at the cap ...
+    if (i + 1 < buckets.size()) {
+      EXPECT_GE(bytes, cap) << i;  // closed at the cap ...
+    }
     EXPECT_LT(bytes - lastTensor, cap) << i;                 // ... by its last tensor
     end = b.offset;
     total += b.count;
