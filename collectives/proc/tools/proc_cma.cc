@@ -207,6 +207,8 @@ void microRank(const std::string& job, Ctl* ctl, int r, int p, const Settings& s
   std::memcpy(own.data(), in.data(), maxN);
   rk.barrier();
   proc::ShmSegment far = proc::ShmSegment::attach(proc::segmentName(job, peer, "cma"), kTimeout);
+  rk.barrier();
+  own.unlinkName();  // every peer has mapped it: nothing left in /dev/shm however this rank ends
   const std::byte* peerShm = far.data();
   for (const std::int64_t bytes : sizesOf(s)) {
     const auto n = static_cast<std::size_t>(bytes);
@@ -394,10 +396,13 @@ bool runRanks(Ctl* ctl, int p, F f) {
     kids.push_back(pid);
   }
   bool ok = true;
-  for (pid_t k : kids) {
+  for (std::size_t left = kids.size(); left > 0; --left) {
     int status = 0;
-    waitpid(k, &status, 0);
-    ok = ok && WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (waitpid(-1, &status, 0) < 0) break;
+    if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+      ok = false;
+      proc::raiseAbort(ctl->abort, 2, {&ctl->arrive});  // a rank died: the others stop now, not at the timeout
+    }
   }
   return ok && ctl->wrong == 0;
 }
@@ -435,6 +440,7 @@ int main(int argc, char** argv) {
   try {
     const std::string job = proc::makeJobId();
     proc::ShmSegment ctlSeg = proc::ShmSegment::create(proc::segmentName(job, 0, "cmactl"), sizeof(Ctl));
+    ctlSeg.unlinkName();  // the ranks inherit the mapping: the name is never needed
     auto* ctl = new (ctlSeg.data()) Ctl{};
     const int err = probeCma(ctl);
     const bool cma = err == 0;
