@@ -1,10 +1,10 @@
 #include "collectives/nccl/nccl_library.h"
 
-#include <dlfcn.h>
-
 #include <cstdlib>
 #include <mutex>
 #include <vector>
+
+#include "collectives/core/dynamic_library.h"
 
 namespace cclab::nccl {
 namespace {
@@ -29,32 +29,17 @@ bool bind(NcclApi& api, std::string& why) {
   return true;
 }
 #else
+constexpr std::string_view kWhat = "NCCL";
+
 template <class F>
 bool sym(void* lib, const char* name, F& out, std::string& why) {
-  out = reinterpret_cast<F>(dlsym(lib, name));
-  if (!out) why = std::string("symbol ") + name + " missing from NCCL";
-  return out != nullptr;
+  return bindSymbol(lib, name, out, kWhat, why);
 }
 
 bool bind(NcclApi& api, std::string& why) {
-  std::vector<std::string> candidates;
-  if (const char* env = std::getenv("CCLAB_NCCL_LIBRARY"); env && *env) candidates.emplace_back(env);
-  candidates.emplace_back("libnccl.so.2");
-  candidates.emplace_back("libnccl.so");
-  void* lib = nullptr;
-  std::string tried;
-  for (const std::string& c : candidates) {
-    lib = dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (lib) {
-      api.origin = c;
-      break;
-    }
-    tried += (tried.empty() ? "" : "; ") + c + ": " + dlerror();
-  }
-  if (!lib) {
-    why = "cannot load NCCL (" + tried + "); set CCLAB_NCCL_LIBRARY or LD_LIBRARY_PATH";
-    return false;
-  }
+  void* lib = openFirstLibrary(libraryCandidates("CCLAB_NCCL_LIBRARY", {"libnccl.so.2", "libnccl.so"}), kWhat,
+                               "CCLAB_NCCL_LIBRARY", api.origin, why);
+  if (!lib) return false;
   return sym(lib, "ncclGetVersion", api.getVersion, why) && sym(lib, "ncclGetErrorString", api.getErrorString, why) &&
          sym(lib, "ncclCommInitAll", api.commInitAll, why) && sym(lib, "ncclCommDestroy", api.commDestroy, why) &&
          sym(lib, "ncclCommAbort", api.commAbort, why) && sym(lib, "ncclCommGetAsyncError", api.commGetAsyncError, why) &&

@@ -1,9 +1,11 @@
-// Test helpers for fork()-based tests: run a function in a child process (its return value is the
-// exit code, an exception is exit code 3), wait for it with a bound (a child past it is SIGKILLed),
+// Test helpers for fork()-based tests: count a job's segments left in /dev/shm; run a function in a
+// child process (its return value is the exit code, an exception is exit code 3), wait for it with a
+// bound (a child past it is SIGKILLed),
 // and a pipe the child uses to say it is ready. Children leave with _exit: no gtest or atexit code runs
 // in them.
 #pragma once
 
+#include <dirent.h>
 #include <poll.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -12,9 +14,22 @@
 #include <chrono>
 #include <cstdio>
 #include <exception>
+#include <string>
 #include <thread>
 
 namespace cclab::proc::testing {
+
+// How many files of job `job` ("/dev/shm/cclab-<job>-*") exist: segments someone left behind.
+inline int leftovers(const std::string& job) {
+  int n = 0;
+  const std::string prefix = "cclab-" + job + "-";
+  if (DIR* d = opendir("/dev/shm")) {
+    while (const dirent* e = readdir(d))
+      if (std::string(e->d_name).rfind(prefix, 0) == 0) ++n;
+    closedir(d);
+  }
+  return n;
+}
 
 template <class F>
 pid_t forkChild(F body) {

@@ -4,7 +4,6 @@
 // stop within the timeout naming it, and a killed rank's segments are swept by the parent.
 #include "collectives/proc/shm_executor.h"
 
-#include <dirent.h>
 #include <gtest/gtest.h>
 
 #include <string>
@@ -20,18 +19,8 @@ namespace {
 
 using testing::exitedWith;
 using testing::forkChild;
+using testing::leftovers;
 using testing::waitChild;
-
-int leftovers(const std::string& job) {
-  int n = 0;
-  const std::string prefix = "cclab-" + job + "-";
-  if (DIR* d = opendir("/dev/shm")) {
-    while (const dirent* e = readdir(d))
-      if (std::string(e->d_name).rfind(prefix, 0) == 0) ++n;
-    closedir(d);
-  }
-  return n;
-}
 
 struct Case {
   int nranks;

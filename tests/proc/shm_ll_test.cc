@@ -3,7 +3,6 @@
 // path (run) on the same data, at 2, 3 and 4 ranks, odd counts, several types and ops, many calls in a
 // row (the rings wrap many laps), mixed with slot calls; which plans fit; and a rank that never calls
 // makes the others stop within the timeout naming it, leaving nothing in /dev/shm.
-#include <dirent.h>
 #include <signal.h>
 #include <gtest/gtest.h>
 
@@ -24,18 +23,8 @@ namespace {
 
 using testing::exitedWith;
 using testing::forkChild;
+using testing::leftovers;
 using testing::waitChild;
-
-int leftovers(const std::string& job) {
-  int n = 0;
-  const std::string prefix = "cclab-" + job + "-";
-  if (DIR* d = opendir("/dev/shm")) {
-    while (const dirent* e = readdir(d))
-      if (std::string(e->d_name).rfind(prefix, 0) == 0) ++n;
-    closedir(d);
-  }
-  return n;
-}
 
 struct LlCase {
   int nranks;
