@@ -90,7 +90,6 @@ std::vector<RankBuffers> PerfRunner::groupBuffers(const CollectiveArgs& args, co
 double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters) {
   const std::vector<RankBuffers> buffers = groupBuffers(args, shape, inPlace);
   if (options_.threads > 1) {
-    comm_.resetArrivalStats();  // the threads' barrier separates warm-up and timed calls
     const double seconds = runOnThreads(args, buffers, warmup, iters * options_.iteration.aggIters);
     arrivals_.add(comm_.arrivalStats());
     return seconds / (static_cast<double>(iters) * options_.iteration.aggIters);
@@ -113,7 +112,10 @@ double PerfRunner::runCalls(const CollectiveArgs& args, const CollectiveShape& s
 double PerfRunner::runOnThreads(const CollectiveArgs& args, const std::vector<RankBuffers>& buffers, int warmup,
                                 int calls) {
   const auto n = static_cast<std::ptrdiff_t>(buffers.size());
-  std::barrier started(n);
+  // Once every thread has warmed up (or dropped out), before any timed call: the arrival report
+  // covers the timed calls only, as with group calls.
+  const auto warmedUp = [this]() noexcept { comm_.resetArrivalStats(); };
+  std::barrier started(n, warmedUp);
   std::vector<double> seconds(buffers.size(), 0.0);
   std::vector<std::exception_ptr> errors(buffers.size());
   const std::vector<int> ranks = comm_.localRanks();

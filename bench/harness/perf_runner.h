@@ -39,8 +39,8 @@ class PerfRunner {
   // Runs `warmup` untimed then `iters` timed iterations; returns seconds per collective.
   double runCalls(const CollectiveArgs& args, const CollectiveShape& shape, bool inPlace, int warmup, int iters);
   // -t N > 1: one thread per rank, each making `warmup` then `calls` per-rank calls, starting its
-  // clock after a barrier that follows every thread's warm-up; returns the threads' seconds combined
-  // by -a (average_mode.h).
+  // clock after a barrier that follows every thread's warm-up (and resets the arrival report); returns
+  // the threads' seconds combined by -a (average_mode.h).
   // A thread that throws leaves the barrier (no one waits for it) and its exception is rethrown.
   double runOnThreads(const CollectiveArgs& args, const std::vector<RankBuffers>& buffers, int warmup, int calls);
 
