@@ -15,7 +15,7 @@ inline Range scratch(std::int64_t offset, std::int64_t count) { return {Buf::Scr
 // count from the same chunk, so both drop it).
 class Ops {
  public:
-  Ops(Plan& plan, int rank) : ops_(plan.ranks[rank]) {}
+  Ops(Plan& plan, int rank, int channel = 0) : ops_(plan.ranks[rank]), channel_(static_cast<std::uint8_t>(channel)) {}
   void send(int peer, Range src, int phase) { add({OpKind::Send, peer, phase, src, {}}); }
   void recv(int peer, Range dst, int phase) { add({OpKind::Recv, peer, phase, {}, dst}); }
   // dst = src (op) received
@@ -25,10 +25,12 @@ class Ops {
   void reduceAll(Range src, Range dst, int phase) { add({OpKind::ReduceAll, -1, phase, src, dst}); }
 
  private:
-  void add(const Op& op) {
+  void add(Op op) {
+    op.channel = channel_;
     if (op.count() > 0) ops_.push_back(op);
   }
   std::vector<Op>& ops_;
+  std::uint8_t channel_;
 };
 
 // A plan with its header filled in and one empty op list per rank.

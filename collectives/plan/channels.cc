@@ -1,6 +1,8 @@
 // Channels: a plan of C lanes, each the one-channel algorithm on its own part of the data.
 //
-// makePlan cuts count into C parts (chunkOf) and asks the one-channel generator for part c. The
+// makePlan cuts count into C parts (chunkOf) and asks the one-channel generator for part c (a
+// generator may write several lanes, as the hierarchical allreduce's node and network lanes: part c's
+// lanes become consecutive channels, with their deps moved along). The
 // generator writes its plan over "positions" 0..p-1; channel c's rank order (ringOrder for rings,
 // the identity otherwise) maps position v to rank order[v]. Ranges move to where part c lies:
 //  - a whole-vector buffer (allreduce, broadcast, reduce; reduce-scatter's output, allgather's input):
@@ -41,6 +43,12 @@ std::vector<std::span<const Op>> channelOps(const Plan& plan, int rank) {
   return out;
 }
 
+std::vector<Op> sequentialOps(const Plan& plan, int rank) {
+  std::vector<Op> ops = plan.ranks[static_cast<std::size_t>(rank)];
+  if (!plan.deps.empty()) std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.phase < b.phase; });
+  return ops;
+}
+
 Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count, int root, int channels,
                        const ChannelGenerator& generate, const ChannelOrder& orderOf) {
   if (channels < 1 || channels > kMaxChannels)
@@ -52,7 +60,7 @@ Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count
   plan.nranks = nranks;
   plan.count = count;
   plan.root = root;
-  plan.nchannels = channels;
+  plan.nchannels = 0;
   plan.nphases = 1;
   plan.ranks.resize(static_cast<std::size_t>(nranks));
   const bool blockedInput = c == Collective::ReduceScatter, blockedOutput = c == Collective::AllGather;
@@ -62,6 +70,16 @@ Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count
     std::vector<int> position(order.size());
     for (std::size_t v = 0; v < order.size(); ++v) position[static_cast<std::size_t>(order[v])] = static_cast<int>(v);
     const Plan sub = generate(ch, part.count, position[static_cast<std::size_t>(root)]);
+    const int lane0 = plan.nchannels;  // the part's lanes (its plan's channels) become channels lane0, ...
+    plan.nchannels += sub.nchannels;
+    if (plan.nchannels > kMaxChannels)
+      throw InvalidArgument("makePlan: " + std::to_string(channels) + " channels of " + std::to_string(sub.nchannels) +
+                            " lanes each are more than " + std::to_string(kMaxChannels) + " channels");
+    for (PhaseDep d : sub.deps) {
+      d.channel += lane0;
+      d.afterChannel += lane0;
+      plan.deps.push_back(d);
+    }
     const std::int64_t scratchBase = plan.scratchCount;
     auto move = [&](Range r) {
       const bool blocked = (r.buf == Buf::Input && blockedInput) || (r.buf == Buf::Output && blockedOutput);
@@ -77,7 +95,7 @@ Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count
     for (int v = 0; v < nranks; ++v) {
       auto& ops = plan.ranks[static_cast<std::size_t>(order[static_cast<std::size_t>(v)])];
       for (Op op : sub.ranks[static_cast<std::size_t>(v)]) {
-        op.channel = static_cast<std::uint8_t>(ch);
+        op.channel = static_cast<std::uint8_t>(lane0 + op.channel);
         if (op.peer >= 0) op.peer = order[static_cast<std::size_t>(op.peer)];
         if (op.reads()) op.src = move(op.src);
         if (op.writes()) op.dst = move(op.dst);

@@ -7,7 +7,8 @@
 //    rank that wants to overwrite it waits (write-after-send hazard);
 //  - a bounded connection: at most `connectionCapacity` unconsumed slices per (channel, from, to).
 // Every (rank, channel) is a cursor of its own when `channelsInterleaved` (the executors that run
-// channels concurrently); otherwise a rank runs its channels one after the other. Cursors run
+// channels concurrently), which waits at a phase's first op until its phase deps are met
+// (phase_deps.h); otherwise a rank runs its ops one after the other, in sequentialOps() order. Cursors run
 // round-robin, each as far as it can; when none can move, the plan deadlocks and interpret() throws
 // std::runtime_error naming every blocked rank and the op it waits in.
 #pragma once
@@ -24,6 +25,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/phase_deps.h"
 #include "collectives/plan/plan.h"
 #include "collectives/plan/slice_walk.h"
 
@@ -64,20 +66,43 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
   std::map<Key, std::deque<detail::InFlight<T>>> connections;
   struct Cursor {
     int rank;
+    int channel;  // -1: all the rank's channels, one after the other
     std::span<const Op> ops;
     std::size_t base;  // index of ops[0] in the rank's list
     SliceCursor walk;
+    int gatesPassed = -1;  // the last phase whose deps were met
   };
   std::vector<Cursor> cursors;
+  std::vector<std::vector<Op>> sequential(static_cast<std::size_t>(n));  // sequentialOps, when not interleaved
+  const PhaseGates gates(plan.deps);
+  const bool interleaved = options.channelsInterleaved && plan.nchannels > 1;
+  std::vector<std::size_t> firstCursor(static_cast<std::size_t>(n));  // of each rank (its channels follow)
   for (int r = 0; r < n; ++r) {
     const auto& all = plan.ranks[static_cast<std::size_t>(r)];
-    if (!options.channelsInterleaved || plan.nchannels <= 1) {
-      cursors.push_back({r, std::span<const Op>(all), 0, SliceCursor(std::span<const Op>(all), options.sliceElems)});
+    firstCursor[static_cast<std::size_t>(r)] = cursors.size();
+    if (!interleaved) {
+      sequential[static_cast<std::size_t>(r)] = sequentialOps(plan, r);
+      const std::span<const Op> ops(sequential[static_cast<std::size_t>(r)]);
+      cursors.push_back({r, -1, ops, 0, SliceCursor(ops, options.sliceElems)});
       continue;
     }
+    int c = 0;
     for (std::span<const Op> ch : channelOps(plan, r))
-      cursors.push_back({r, ch, static_cast<std::size_t>(ch.data() - all.data()), SliceCursor(ch, options.sliceElems)});
+      cursors.push_back({r, c++, ch, static_cast<std::size_t>(ch.data() - all.data()), SliceCursor(ch, options.sliceElems)});
   }
+  // Are the deps of cursor c's current phase met (interleaved channels only)?
+  auto gateOpen = [&](Cursor& c) {
+    if (c.channel < 0 || gates.empty()) return true;
+    const int phase = c.ops[c.walk.opIndex()].phase;
+    if (phase == c.gatesPassed) return true;
+    for (const PhaseDep& d : gates.of(c.channel, phase)) {
+      const Cursor& other = cursors[firstCursor[static_cast<std::size_t>(c.rank)] + static_cast<std::size_t>(d.afterChannel)];
+      const bool done = other.walk.done();
+      if (!finishedThrough(done, done ? 0 : other.ops[other.walk.opIndex()].phase, d.afterPhase)) return false;
+    }
+    c.gatesPassed = phase;
+    return true;
+  };
 
   auto base = [&](int r, Buf b) -> T* {
     switch (b) {
@@ -159,7 +184,7 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
   for (;;) {
     bool progress = false, allDone = true;
     for (auto& c : cursors) {
-      while (!c.walk.done() && step(c)) {
+      while (!c.walk.done() && gateOpen(c) && step(c)) {
         c.walk.advance();
         progress = true;
       }

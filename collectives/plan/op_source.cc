@@ -13,7 +13,7 @@ namespace cclab::plan {
 
 PlanInfo infoOf(const Plan& plan) {
   return {plan.collective, plan.algorithm, plan.nranks,    plan.count,       plan.root,
-          plan.nphases,    plan.nchannels, plan.ranksPerNode, plan.scratchCount};
+          plan.nphases,    plan.nchannels, plan.ranksPerNode, plan.scratchCount, plan.deps};
 }
 
 std::int64_t OpSource::channelBegin(int rank, int channel) const {

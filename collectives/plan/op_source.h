@@ -34,6 +34,7 @@ struct PlanInfo {
   int nchannels = 1;
   int ranksPerNode = 0;
   std::int64_t scratchCount = 0;
+  std::vector<PhaseDep> deps;
 };
 PlanInfo infoOf(const Plan& plan);
 

@@ -28,7 +28,7 @@ std::int64_t chunkSlices(std::int64_t total, int n, std::int64_t slice) {
 class RingAllReduceSource final : public OpSource {
  public:
   RingAllReduceSource(int nranks, std::int64_t count, PlanShape shape, Algorithm named)
-      : OpSource({Collective::AllReduce, named, nranks, count, 0, 1, shape.channels, shape.ranksPerNode, 0}),
+      : OpSource({Collective::AllReduce, named, nranks, count, 0, 1, shape.channels, shape.ranksPerNode, 0, {}}),
         perChannel_(nranks == 1 ? 1 : 4 * std::int64_t{nranks - 1}) {
     for (int ch = 0; ch < shape.channels; ++ch) chunks_.emplace_back(chunkOf(count, shape.channels, ch), nranks);
     // Rank orders only where they differ from the identity (ringOrder with ranksPerNode; the

@@ -109,6 +109,8 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
   const int channels = dbtree ? std::max(2, shape.channels + shape.channels % 2) : shape.channels;
   ChannelGenerator generate = [&](int ch, std::int64_t part, int vroot) {
     if (dbtree) return ch % 2 == 0 ? allReduceTree(nranks, part) : allReduceShiftedTree(nranks, part);
+    if (c == Collective::AllReduce && a == Algorithm::Hierarchical && g > 0)  // one block count for every part
+      return allReduceHierarchical(nranks, part, g, hierarchicalBlocks(chunkOf(count, channels, channels - 1).count, g, nranks / g));
     return oneChannel(c, a, nranks, part, vroot, g);
   };
   ChannelOrder order;

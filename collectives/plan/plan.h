@@ -14,6 +14,12 @@
 //  - Sends and receives between one ordered pair of ranks on one channel match in order (a FIFO
 //    connection); the k-th send from a to b on channel c pairs with the k-th receive at b from a on c,
 //    and both have the same count. A ReduceAll counts as one receive from every other rank.
+//  - Phase dependencies (Plan::deps; MSCCL's cross-threadblock dependencies, at phase granularity): on
+//    every rank, channel `channel` starts its ops of phase `phase` only once channel `afterChannel` has
+//    finished all its ops of phases <= `afterPhase` (afterPhase < phase). Channels linked so may touch
+//    the same elements, in the order the deps give them (the hierarchical allreduce's node and network
+//    lanes hand each block of data to each other). An executor that runs a rank's channels on one
+//    thread, op after op, walks them in sequentialOps() order (phase by phase when there are deps).
 //  - Ops carry a phase. Phases run in order within a channel. Inside a phase an executor may pipeline: it cuts every op
 //    into slices of S elements and runs slice 0 of every op of the phase (in op order), then slice 1,
 //    and so on. Generators only put ops in one phase when that is valid, i.e. when an op that reads
@@ -78,6 +84,16 @@ struct Op {
   [[nodiscard]] bool receives() const { return kind == OpKind::Recv || kind == OpKind::RecvReduce || kind == OpKind::ReduceAll; }
 };
 
+// See the header comment: on every rank, `channel`'s phase `phase` waits for `afterChannel`'s phases
+// <= afterPhase. A channel without ops of afterPhase or earlier satisfies it at once.
+struct PhaseDep {
+  int channel = 0;
+  int phase = 0;
+  int afterChannel = 0;
+  int afterPhase = 0;
+  friend bool operator==(const PhaseDep&, const PhaseDep&) = default;
+};
+
 struct Plan {
   Collective collective = Collective::AllReduce;
   Algorithm algorithm = Algorithm::Ring;
@@ -89,12 +105,20 @@ struct Plan {
   int ranksPerNode = 0;           // the node size the plan was made for (0: one node)
   std::int64_t scratchCount = 0;  // elements of scratch each rank needs
   std::vector<std::vector<Op>> ranks;  // ranks[r] = ordered ops of rank r, channel by channel
+  std::vector<PhaseDep> deps;          // the same on every rank; empty: channels are independent
 
   [[nodiscard]] std::size_t opCount() const;
 };
 
 // Rank r's ops of each channel: nchannels spans into plan.ranks[r] (empty where a channel has none).
 std::vector<std::span<const Op>> channelOps(const Plan& plan, int rank);
+
+// Rank r's ops in the order an executor that runs them one after the other on one thread walks them
+// (SliceWalker over the result): as listed (channel by channel) when the plan has no deps, else
+// phase by phase, each phase channel by channel (a stable sort by phase), which honours every dep
+// because a dep always points to an earlier phase. Every rank walks the same order, so the k-th
+// message on a pair of ranks is still the one the plan pairs it with.
+std::vector<Op> sequentialOps(const Plan& plan, int rank);
 
 // How a plan is laid out over the machine: how many channels, and how many consecutive ranks share a
 // node (0: all ranks on one node). Ring channels use per-channel rank orders (ringOrder) so that each
@@ -145,7 +169,12 @@ Plan broadcastChain(int nranks, std::int64_t count, int root);
 Plan broadcastTree(int nranks, std::int64_t count, int root);
 Plan reduceChain(int nranks, std::int64_t count, int root);
 Plan reduceTree(int nranks, std::int64_t count, int root);
-Plan allReduceHierarchical(int nranks, std::int64_t count, int ranksPerNode);
+// Two channels (a node lane and a network lane, linked by deps) over `blocks` blocks (0:
+// hierarchicalBlocks(count, ...)).
+Plan allReduceHierarchical(int nranks, std::int64_t count, int ranksPerNode, int blocks = 0);
+// How many blocks the hierarchical allreduce pipelines `count` elements in (allreduce_hierarchical.cc);
+// makePlan gives all C channels the number of its smallest part, chunkOf(count, C, C-1).
+int hierarchicalBlocks(std::int64_t count, int ranksPerNode, int nodes);
 Plan allReduceOneShot(int nranks, std::int64_t count);
 Plan allReduceTwoShot(int nranks, std::int64_t count);
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <tuple>
 #include <sstream>
 #include <stdexcept>
@@ -70,6 +71,17 @@ void checkStructure(const Plan& p, Problems& out) {
           op.src.count != op.dst.count)
         out.add(where(), ": source and destination differ in length");
     }
+  }
+}
+
+// Phase deps name channels and phases of the plan, another channel, and an earlier phase.
+void checkDeps(const Plan& p, Problems& out) {
+  for (const PhaseDep& d : p.deps) {
+    const bool channels = d.channel >= 0 && d.channel < p.nchannels && d.afterChannel >= 0 && d.afterChannel < p.nchannels;
+    if (!channels || d.channel == d.afterChannel || d.phase < 0 || d.phase >= p.nphases || d.afterPhase < 0 ||
+        d.afterPhase >= d.phase)
+      out.add("dep: channel ", d.channel, " phase ", d.phase, " after channel ", d.afterChannel, " phase ", d.afterPhase,
+              ": needs two different channels of the plan and an earlier phase");
   }
 }
 
@@ -151,7 +163,58 @@ void checkPipelining(const Plan& p, const Layout& layout, Problems& out) {
   }
 }
 
-// Channels share no element of any buffer that one of them writes (they may run concurrently).
+// Which (channel, phase) steps of one rank are ordered before which: a channel's phases in order, and
+// each dep's (afterChannel, its last phase <= afterPhase) before (channel, phase) where the channel has
+// ops of that phase.
+class HappensBefore {
+ public:
+  HappensBefore(const Plan& p, int rank) : nphases_(p.nphases), nodes_(static_cast<std::size_t>(p.nchannels * p.nphases)) {
+    std::vector<std::vector<char>> present(static_cast<std::size_t>(p.nchannels), std::vector<char>(static_cast<std::size_t>(p.nphases)));
+    for (const Op& op : p.ranks[static_cast<std::size_t>(rank)]) present[op.channel][static_cast<std::size_t>(op.phase)] = 1;
+    std::vector<std::vector<int>> next(nodes_.size());
+    for (int c = 0; c < p.nchannels; ++c) {
+      int last = -1;
+      for (int ph = 0; ph < p.nphases; ++ph)
+        if (present[c][ph]) {
+          if (last >= 0) next[id(c, last)].push_back(id(c, ph));
+          last = ph;
+        }
+    }
+    for (const PhaseDep& d : p.deps) {
+      if (!present[static_cast<std::size_t>(d.channel)][static_cast<std::size_t>(d.phase)]) continue;
+      for (int ph = d.afterPhase; ph >= 0; --ph)
+        if (present[static_cast<std::size_t>(d.afterChannel)][static_cast<std::size_t>(ph)]) {
+          next[id(d.afterChannel, ph)].push_back(id(d.channel, d.phase));
+          break;
+        }
+    }
+    for (std::size_t a = 0; a < nodes_.size(); ++a) {  // reachability from every node (a few hundred at most)
+      auto& seen = nodes_[a];
+      seen.assign(nodes_.size(), 0);
+      std::vector<int> stack{static_cast<int>(a)};
+      while (!stack.empty()) {
+        const int v = stack.back();
+        stack.pop_back();
+        for (int w : next[static_cast<std::size_t>(v)])
+          if (!seen[static_cast<std::size_t>(w)]) {
+            seen[static_cast<std::size_t>(w)] = 1;
+            stack.push_back(w);
+          }
+      }
+    }
+  }
+  [[nodiscard]] bool ordered(int c1, int ph1, int c2, int ph2) const {
+    return nodes_[id(c1, ph1)][id(c2, ph2)] || nodes_[id(c2, ph2)][id(c1, ph1)];
+  }
+
+ private:
+  [[nodiscard]] std::size_t id(int c, int ph) const { return static_cast<std::size_t>(c * nphases_ + ph); }
+  int nphases_;
+  std::vector<std::vector<char>> nodes_;
+};
+
+// Channels share no element of any buffer that one of them writes (they may run concurrently), unless
+// phase deps order the two accesses (HappensBefore).
 void checkChannelsDisjoint(const Plan& p, const Layout& layout, Problems& out) {
   if (p.nchannels < 2) return;
   struct Span {
@@ -161,6 +224,8 @@ void checkChannelsDisjoint(const Plan& p, const Layout& layout, Problems& out) {
     std::size_t op;
   };
   for (int r = 0; r < p.nranks; ++r) {
+    std::optional<HappensBefore> order;
+    if (!p.deps.empty()) order.emplace(p, r);
     std::vector<Span> spans;
     const auto& ops = p.ranks[r];
     for (std::size_t i = 0; i < ops.size(); ++i) {
@@ -177,8 +242,12 @@ void checkChannelsDisjoint(const Plan& p, const Layout& layout, Problems& out) {
     for (std::size_t i = 0; i < spans.size(); ++i)
       for (std::size_t j = i + 1; j < spans.size() && spans[j].begin < spans[i].end; ++j)
         if (spans[i].channel != spans[j].channel && (spans[i].written || spans[j].written)) {
-          out.add("rank ", r, (layout.inPlace ? " (in place)" : ""), ": ops ", spans[i].op, " (", describe(ops[spans[i].op]),
-                  ") and ", spans[j].op, " (", describe(ops[spans[j].op]), ") of different channels touch the same elements");
+          const Op& a = ops[spans[i].op];
+          const Op& b = ops[spans[j].op];
+          if (order && order->ordered(a.channel, a.phase, b.channel, b.phase)) continue;
+          out.add("rank ", r, (layout.inPlace ? " (in place)" : ""), ": ops ", spans[i].op, " (", describe(a), ") and ",
+                  spans[j].op, " (", describe(b), ") of different channels touch the same elements",
+                  p.deps.empty() ? "" : " and no phase dep orders them");
           return;
         }
   }
@@ -266,6 +335,7 @@ std::vector<std::string> validate(const Plan& plan, const ValidateOptions& optio
   Problems out;
   if (plan.nranks < 1) return {"plan has no ranks"};
   checkStructure(plan, out);
+  checkDeps(plan, out);
   if (!out.empty()) return out.take();
   checkConnections(plan, out);
   checkPipelining(plan, Layout{false}, out);

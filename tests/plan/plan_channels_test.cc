@@ -5,6 +5,7 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <tuple>
 
 #include "collectives/plan/interpret.h"
 #include "collectives/plan/validate.h"
@@ -106,36 +107,121 @@ TEST(Hierarchical, CrossesNodesOnlyBetweenRanksOfTheSameLocalIndex) {
   EXPECT_NEAR(static_cast<double>(crossing), 2.0 * (kNodes - 1) / kNodes * 1000.0 / kPerNode * kNodes * kPerNode, 48.0);
 }
 
-// The node rings move whole shards: 4(g-1) intra-node ops per rank and channel (phases 0 and 2),
-// whatever the node count, and 4(N-1) network ops (phase 1), each a piece of 1/N of the shard.
-TEST(Hierarchical, NodeRingOpsDoNotGrowWithTheNodeCount) {
+// The node lane moves whole shards of a block: 4(g-1) ops per rank and block, whatever the node count,
+// and only inside the node; the network lane 4(N-1) ops per block, each a piece of 1/N of a shard, only
+// to the ranks of its local index. The lanes are the channels 2c and 2c+1 of each of the C parts.
+TEST(Hierarchical, NodeLaneOpsDoNotGrowWithTheNodeCount) {
   constexpr int kPerNode = 4, kChannels = 2;
   for (int nodes : {2, 3, 5, 8}) {
     const int p = kPerNode * nodes;
     const std::int64_t count = 1000 * p + 7;
     const Plan plan = makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {kChannels, kPerNode});
     ASSERT_TRUE(validate(plan, {.symbolic = false}).empty()) << nodes;
-    EXPECT_EQ(plan.nphases, 3);
+    const int blocks = hierarchicalBlocks(chunkOf(count, kChannels, kChannels - 1).count, kPerNode, nodes);
+    EXPECT_EQ(plan.nphases, blocks + 2);
+    EXPECT_EQ(plan.nchannels, 2 * kChannels);
     for (int r = 0; r < p; ++r) {
       const auto spans = channelOps(plan, r);
-      for (int c = 0; c < kChannels; ++c) {
+      for (int c = 0; c < 2 * kChannels; ++c) {
+        const bool network = c % 2 == 1;
         int intra = 0, inter = 0;
         for (const Op& op : spans[c]) {
           if (op.peer / kPerNode == r / kPerNode) {
             ++intra;
-            EXPECT_NE(op.phase, 1) << describe(op);
-            EXPECT_GE(op.count(), count / kChannels / kPerNode) << describe(op);  // a whole shard
+            EXPECT_GE(op.count(), count / kChannels / blocks / kPerNode) << describe(op);  // a whole shard
           } else {
             ++inter;
-            EXPECT_EQ(op.phase, 1) << describe(op);
-            EXPECT_LE(op.count(), count / kChannels / kPerNode / nodes + 1) << describe(op);  // a piece
+            EXPECT_LE(op.count(), count / kChannels / blocks / kPerNode / nodes + 1) << describe(op);  // a piece
           }
         }
-        EXPECT_EQ(intra, 4 * (kPerNode - 1)) << "nodes " << nodes << " rank " << r << " channel " << c;
-        EXPECT_EQ(inter, 4 * (nodes - 1)) << "nodes " << nodes << " rank " << r << " channel " << c;
+        EXPECT_EQ(intra, network ? 0 : 4 * (kPerNode - 1) * blocks) << "nodes " << nodes << " rank " << r << " channel " << c;
+        EXPECT_EQ(inter, network ? 4 * (nodes - 1) * blocks : 0) << "nodes " << nodes << " rank " << r << " channel " << c;
       }
     }
   }
+}
+
+// Pipelined over B blocks: every block count is a valid plan (symbolic check, interleaved and
+// sequential, slices, in place), block t's node reduce-scatter shares a phase with block t-2's node
+// allgather and overlaps block t-1's network allreduce, and the deps are the ones that hand blocks over.
+TEST(Hierarchical, PipelinedBlocksAreValidForEveryBlockCount) {
+  ValidateOptions fast;
+  fast.sliceElems = {0, 3};
+  for (int g : {2, 3})
+    for (int nodes : {2, 3})
+      for (int blocks : {1, 2, 3, 5})
+        for (std::int64_t count : {std::int64_t{0}, std::int64_t{7}, std::int64_t{g * nodes * blocks * 2 + 5}}) {
+          const Plan plan = allReduceHierarchical(g * nodes, count, g, blocks);
+          ASSERT_EQ(plan.nphases, blocks + 2);
+          const auto problems = validate(plan, fast);
+          ASSERT_TRUE(problems.empty()) << "g " << g << " nodes " << nodes << " blocks " << blocks << " count " << count << ": "
+                                        << problems.front() << "\n" << dump(plan);
+        }
+  const Plan plan = allReduceHierarchical(8, 4 * 64, 4, 3);
+  std::set<std::tuple<int, int>> nodePhases, netPhases;
+  for (const Op& op : plan.ranks[5]) (op.channel == 0 ? nodePhases : netPhases).insert({op.phase, op.peer / 4 == 1});
+  EXPECT_EQ(nodePhases, (std::set<std::tuple<int, int>>{{0, 1}, {1, 1}, {2, 1}, {3, 1}, {4, 1}}));
+  EXPECT_EQ(netPhases, (std::set<std::tuple<int, int>>{{1, 0}, {2, 0}, {3, 0}}));
+  EXPECT_EQ(plan.deps, (std::vector<PhaseDep>{{1, 1, 0, 0}, {0, 2, 1, 1}, {1, 2, 0, 1}, {0, 3, 1, 2}, {1, 3, 0, 2}, {0, 4, 1, 3}}));
+}
+
+// Without its deps the two lanes race on the same elements: the validator says so, and the
+// interpreter's result is wrong or it stops; with a dep that points forward, it is refused.
+TEST(Hierarchical, ValidatorNeedsTheDepsThatOrderTheLanes) {
+  Plan plan = allReduceHierarchical(6, 6 * 2 * 3 + 1, 3, 2);
+  ASSERT_TRUE(validate(plan, {.symbolic = false}).empty());
+  Plan loose = plan;
+  loose.deps.erase(loose.deps.begin() + 1);  // the node lane's allgather no longer waits for the network
+  auto problems = validate(loose, {.symbolic = false});
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems.front().find("no phase dep orders them"), std::string::npos) << problems.front();
+  Plan none = plan;
+  none.deps.clear();
+  EXPECT_FALSE(validate(none).empty());
+  Plan forward = plan;
+  forward.deps.push_back({0, 1, 1, 2});
+  problems = validate(forward, {.symbolic = false});
+  ASSERT_FALSE(problems.empty());
+  EXPECT_NE(problems.front().find("earlier phase"), std::string::npos) << problems.front();
+  Plan self = plan;
+  self.deps.push_back({1, 2, 1, 1});
+  EXPECT_FALSE(validate(self, {.symbolic = false}).empty());
+}
+
+// The interpreter honours a dep: a two-channel plan whose channel 1 copies what channel 0 received is
+// right with the dep (interleaved and sequential) and reads stale data without it (channel 1 runs first).
+TEST(PhaseDeps, InterpreterWaitsForTheEarlierPhaseOfTheOtherChannel) {
+  Plan plan;
+  plan.collective = Collective::AllReduce;
+  plan.nranks = 2;
+  plan.count = 4;
+  plan.nchannels = 2;
+  plan.nphases = 2;
+  plan.ranks.resize(2);
+  for (int r = 0; r < 2; ++r) {  // channel 0, phase 0: out[0,4) = in + peer's in; channel 1, phase 1: out[0,2) = out[2,4)
+    plan.ranks[r].push_back({OpKind::Send, 1 - r, 0, {Buf::Input, 0, 4}, {}, 0});
+    plan.ranks[r].push_back({OpKind::RecvReduce, 1 - r, 0, {Buf::Input, 0, 4}, {Buf::Output, 0, 4}, 0});
+    plan.ranks[r].push_back({OpKind::Copy, -1, 1, {Buf::Output, 2, 2}, {Buf::Output, 0, 2}, 1});
+  }
+  plan.deps = {{1, 1, 0, 0}};
+  auto run = [&](const Plan& p, bool interleaved) {
+    std::vector<std::vector<int>> in{{1, 2, 3, 4}, {10, 20, 30, 40}}, out(2, std::vector<int>(4, -1));
+    std::vector<RankBuffers<int>> bufs{{in[0].data(), out[0].data(), nullptr}, {in[1].data(), out[1].data(), nullptr}};
+    interpret<int>(p, bufs, [](int a, int b) { return a + b; }, {0, 0, interleaved});
+    return out[0];
+  };
+  EXPECT_EQ(run(plan, true), (std::vector<int>{33, 44, 33, 44}));
+  EXPECT_EQ(run(plan, false), (std::vector<int>{33, 44, 33, 44}));
+  Plan loose = plan;
+  loose.deps.clear();
+  loose.ranks[0].insert(loose.ranks[0].begin(), loose.ranks[0].back());  // channel 1 first in rank 0's list
+  loose.ranks[0].pop_back();
+  loose.ranks[0].front().phase = 0;
+  for (Op& op : loose.ranks[0]) op.channel = op.kind == OpKind::Copy ? 0 : 1;
+  for (Op& op : loose.ranks[1]) op.channel = op.kind == OpKind::Copy ? 0 : 1;
+  std::stable_sort(loose.ranks[1].begin(), loose.ranks[1].end(), [](const Op& a, const Op& b) { return a.channel < b.channel; });
+  EXPECT_NE(run(loose, true), (std::vector<int>{33, 44, 33, 44}));
+  EXPECT_FALSE(validate(loose, {.symbolic = false}).empty());
 }
 
 // ReduceAll folds in rank order on every rank: every rank's output has identical bits, equal to

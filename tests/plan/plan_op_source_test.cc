@@ -51,6 +51,7 @@ TEST(OpSource, RulesGiveMakePlansOpsOpForOp) {
     EXPECT_EQ(src->info().nchannels, plan.nchannels) << label(c);
     EXPECT_EQ(src->info().ranksPerNode, plan.ranksPerNode) << label(c);
     EXPECT_EQ(src->info().nphases, plan.nphases) << label(c);
+    EXPECT_EQ(src->info().deps, plan.deps) << label(c);
     EXPECT_EQ(src->info().scratchCount, plan.scratchCount) << label(c);
     for (int r = 0; r < c.nranks; ++r) {
       std::vector<Op> nonEmpty;
