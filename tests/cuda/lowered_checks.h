@@ -7,8 +7,8 @@
 
 #include <algorithm>
 #include <climits>
-#include <utility>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "collectives/cuda/lowering.h"
@@ -124,11 +124,56 @@ inline void checkNoRace(const LoweredPlan& lp, const Memory& mem) {
     std::int32_t step;
     bool write;
   };
-  // Every access by real address (aliasing included), sorted so that one element's accesses are adjacent.
-  std::vector<std::pair<const double*, Access>> accesses;
+  // Does y know that x finished (x issued before y)?
+  auto after = [&](const Access& x, const Access& y) {
+    return x.program == y.program || clocks[y.program][y.step][x.program] >= x.step;
+  };
+  // Every element of every rank's storage (real addresses: aliasing included) gets an index.
+  struct Storage {
+    const double* begin;
+    std::size_t size, base;
+  };
+  std::vector<Storage> storage;
+  std::size_t elements = 0;
+  for (const auto* bufs : {&mem.input, &mem.output, &mem.scratch})
+    for (const auto& v : *bufs) {
+      storage.push_back({v.data(), v.size(), elements});
+      elements += v.size();
+    }
+  auto indexOf = [&](const double* p) {
+    for (const Storage& st : storage)
+      if (p >= st.begin && p < st.begin + st.size) return st.base + static_cast<std::size_t>(p - st.begin);
+    ADD_FAILURE() << "an access outside every rank's memory";
+    return std::size_t{0};
+  };
+  // Per element, in issue order (a topological order): each access must come after the element's
+  // last write, and a write also after every read since that write. By induction over the issue
+  // order this orders every conflicting pair (the order is transitive), as checking all pairs would.
+  std::vector<Access> lastWrite(elements, Access{-1, 0, true});
+  std::vector<std::int32_t> readsHead(elements, -1);  // reads since the last write: a list in `reads`
+  std::vector<std::pair<Access, std::int32_t>> reads;   // (read, next)
+  bool raced = false;
+  auto race = [&](const Access& x, const Access& y) {
+    ADD_FAILURE() << "race: program " << x.program << " step " << x.step << (x.write ? " writes" : " reads")
+                  << ", program " << y.program << " step " << y.step << (y.write ? " writes" : " reads");
+    raced = true;
+  };
   auto touch = [&](int owner, const plan::Range& range, int q, std::int32_t step, bool write) {
-    const double* p = mem.at(owner, range);
-    for (std::int64_t i = 0; i < range.count; ++i) accesses.push_back({p + i, {q, step, write}});
+    if (range.count <= 0 || raced) return;
+    const Access y{q, step, write};
+    const std::size_t first = indexOf(mem.at(owner, range));
+    for (std::size_t e = first; e < first + static_cast<std::size_t>(range.count) && !raced; ++e) {
+      if (lastWrite[e].program >= 0 && !after(lastWrite[e], y)) race(lastWrite[e], y);
+      if (!write) {
+        reads.push_back({y, readsHead[e]});
+        readsHead[e] = static_cast<std::int32_t>(reads.size() - 1);
+        continue;
+      }
+      for (std::int32_t k = readsHead[e]; k >= 0 && !raced; k = reads[static_cast<std::size_t>(k)].second)
+        if (!after(reads[static_cast<std::size_t>(k)].first, y)) race(reads[static_cast<std::size_t>(k)].first, y);
+      lastWrite[e] = y;
+      readsHead[e] = -1;
+    }
     if (owner != programs[q].rank) {
       const auto& c = clocks[q][step];
       bool started = false;  // some program of the owner has started
@@ -139,25 +184,12 @@ inline void checkNoRace(const LoweredPlan& lp, const Memory& mem) {
                                          << " read its memory";
     }
   };
-  for (int q = 0; q < np; ++q)
-    for (std::int32_t i = 0; i < static_cast<std::int32_t>(programs[q].steps.size()); ++i) {
-      const Step& s = programs[q].steps[i];
-      touch(s.srcRank, s.src, q, i, false);
-      if (s.kind == StepKind::Reduce) touch(programs[q].rank, s.local, q, i, false);
-      touch(programs[q].rank, s.dst, q, i, true);
-    }
-  std::stable_sort(accesses.begin(), accesses.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
-  for (std::size_t lo = 0, hi = 0; lo < accesses.size(); lo = hi) {
-    while (hi < accesses.size() && accesses[hi].first == accesses[lo].first) ++hi;
-    for (std::size_t a = lo; a < hi; ++a)
-      for (std::size_t b = a + 1; b < hi; ++b) {
-        const Access &x = accesses[a].second, &y = accesses[b].second;
-        if (x.program == y.program || (!x.write && !y.write)) continue;
-        const bool ordered = clocks[y.program][y.step][x.program] >= x.step || clocks[x.program][x.step][y.program] >= y.step;
-        EXPECT_TRUE(ordered) << "race: program " << x.program << " step " << x.step << (x.write ? " writes" : " reads")
-                             << ", program " << y.program << " step " << y.step << (y.write ? " writes" : " reads");
-        if (!ordered) return;
-      }
+  for (const StepRef& ref : lp.issueOrder) {  // a step's reads, then its write (one program: never a race)
+    const int q = ref.program;
+    const Step& s = programs[q].steps[ref.step];
+    touch(s.srcRank, s.src, q, ref.step, false);
+    if (s.kind == StepKind::Reduce) touch(programs[q].rank, s.local, q, ref.step, false);
+    touch(programs[q].rank, s.dst, q, ref.step, true);
   }
 }
 

@@ -61,7 +61,7 @@ struct Layout {
   int nranks;
   int ranksPerNode;
 };
-constexpr Layout kLayouts[] = {{8, 2}, {8, 4}, {12, 2}, {12, 3}, {12, 4}};
+constexpr Layout kLayouts[] = {{6, 3}, {8, 2}, {8, 4}, {12, 2}, {12, 3}, {12, 4}};
 
 // count >= 2 g N 1024 elements per channel: makePlan pipelines over B >= 2 blocks (hierarchicalBlocks);
 // 40009 on one channel (B = 3 or 4), just over the two-block threshold on two channels (B = 2). Whole
