@@ -75,8 +75,11 @@ inline void checkIssueOrder(const LoweredPlan& lp) {
   ASSERT_EQ(lp.issueOrder.size(), total);
   for (const StepRef& ref : lp.issueOrder) {
     ASSERT_EQ(ref.step, issued[ref.program]) << "program order";
-    for (const StepRef& w : programs[ref.program].steps[ref.step].waits) {
+    const auto& waits = programs[ref.program].steps[ref.step].waits;
+    for (const StepRef& w : waits) {
       ASSERT_NE(w.program, ref.program);
+      ASSERT_EQ(std::count_if(waits.begin(), waits.end(), [&](const StepRef& x) { return x.program == w.program; }), 1)
+          << "at most one wait per program";
       ASSERT_LT(w.step, issued[w.program]) << "waits on a step not yet issued";
       if (w.step == StepRef::kStart)
         ASSERT_TRUE(programs[w.program].startSignals);
