@@ -49,7 +49,8 @@ __device__ inline void fence(bool sys) {
 //   0. a rank's first block waiting for ANOTHER rank to start (names a rank that never began),
 //   1. a rank's first block waiting for another rank's step,
 //   2. everything else: a rank's other blocks (they wait on the same things as the first), and waits
-//      on the rank's own progress (its sibling blocks, or its own late start as a straggler).
+//      on the rank's own progress (its sibling blocks, its own late start as a straggler, or another
+//      channel of the same rank that a phase dep waits for: that channel's own waiter names the cause).
 class Spinner {
  public:
   __device__ Spinner(const LlKernelParams& p, int rank, int program, bool firstBlock)
@@ -79,7 +80,7 @@ class Spinner {
   static constexpr unsigned long long kMinGraceNs = 1000000;
 
   __device__ unsigned long long reportLevel(int waited, int waitedStep) const {
-    if (!firstBlock_ || waited == program_) return 2;
+    if (!firstBlock_ || waited == program_ || p_.programRank[waited] == rank_) return 2;
     return waitedStep < 0 ? 0 : 1;
   }
 

@@ -24,6 +24,17 @@ struct SentRange {  // a range a program sent, and the receiver's step that read
   std::int32_t position = 0;
   plan::Range src;
   StepRef reader;
+  int program = 0;                // the sending program
+  std::vector<StepRef> coveredBy;  // steps of the rank that overwrite it and wait for the reader
+};
+
+// A step that carries phase-dep waits (pass 1): the deps of the phase it opens, and what they name on
+// the rank's other programs (kStart where that program has no step in the phases named).
+struct Gate {
+  int program = 0;
+  std::int32_t step = 0;
+  std::vector<plan::PhaseDep> deps;
+  std::vector<StepRef> knows;
 };
 
 using ConnectionKey = std::tuple<int, int, int>;  // channel, from, to
@@ -56,7 +67,7 @@ class Lowering {
     for (int r = 0; r < n_; ++r) collectSteps(r);
     out_.firstProgram.push_back(static_cast<int>(out_.programs.size()));
     pairSendsWithReceives();
-    for (int p = 0; p < static_cast<int>(out_.programs.size()); ++p) orderWritesAfterSends(p);
+    for (int r = 0; r < n_; ++r) orderWritesAfterSends(r);
     markSignalsAndBuffers();
     buildIssueOrder();
     return std::move(out_);
@@ -80,23 +91,72 @@ class Lowering {
   // Pass 1: rank r's programs, one per channel it has ops in (an empty one if none), each with its
   // slices in executor order (plan::SliceCursor over the channel's ops): a step per Copy that is not in
   // place, per received slice, and p per ReduceAll slice; sends are only recorded, with their position.
+  // Phase deps (plan.h): the first slice of a phase >= a dep's phase opens a gate. Its waits go on the
+  // slice's first step; a send makes no step, so a send (or a slice that lowers to nothing before a
+  // send) is preceded by a gate step of its own (count 0, no data), which the send's receivers then
+  // wait for as the send's data-ready step. The waits are resolved once all the rank's programs exist.
   void collectSteps(int r) {
     out_.firstProgram.push_back(static_cast<int>(out_.programs.size()));
     std::int32_t eventBase = 0;
     const auto channels = plan::channelOps(plan_, r);
+    std::vector<int> programOf(channels.size(), -1);
+    const std::size_t firstGate = gates_.size();
     for (int c = 0; c < static_cast<int>(channels.size()); ++c) {
       const std::span<const plan::Op> ops = channels[static_cast<std::size_t>(c)];
       if (ops.empty()) continue;
       const int prog = static_cast<int>(out_.programs.size());
+      programOf[static_cast<std::size_t>(c)] = prog;
       out_.programs.push_back({r, c, eventBase, {}, {}, false});
+      stepPhase_.emplace_back();
+      std::vector<plan::PhaseDep> deps;  // this channel's, by phase
+      for (const plan::PhaseDep& d : plan_.deps)
+        if (d.channel == c) deps.push_back(d);
+      std::stable_sort(deps.begin(), deps.end(), [](const auto& a, const auto& b) { return a.phase < b.phase; });
+      std::size_t nextDep = 0;
+      std::vector<plan::PhaseDep> pending;  // deps of a phase reached, not yet put on a step
       for (plan::SliceCursor cur(ops, slice_); !cur.done(); cur.advance()) {
         const plan::Op& op = ops[cur.opIndex()];
         const auto [lo, hi] = cur.sliceRange();
+        while (nextDep < deps.size() && deps[nextDep].phase <= op.phase) pending.push_back(deps[nextDep++]);
+        auto& steps = program(prog).steps;
+        const auto before = static_cast<std::int32_t>(steps.size());
+        if (!pending.empty() && op.kind == plan::OpKind::Send) {
+          Step gate;  // no data: buffers the send reads, so every consumer has a pointer for it
+          gate.dst = gate.src = {op.src.buf, op.src.offset + lo, 0};
+          gate.srcRank = r;
+          steps.push_back(std::move(gate));
+        }
         lowerSlice(r, prog, op, lo, hi);
+        if (!pending.empty() && static_cast<std::int32_t>(program(prog).steps.size()) > before) {
+          gates_.push_back({prog, before, std::move(pending), {}});
+          pending.clear();
+        }
+        stepPhase_.back().resize(program(prog).steps.size(), op.phase);
       }
       eventBase += static_cast<std::int32_t>(program(prog).steps.size());
     }
-    if (out_.firstProgram.back() == static_cast<int>(out_.programs.size())) out_.programs.push_back({r, 0, 0, {}, {}, false});
+    if (out_.firstProgram.back() == static_cast<int>(out_.programs.size())) {
+      out_.programs.push_back({r, 0, 0, {}, {}, false});
+      stepPhase_.emplace_back();
+    }
+    for (std::size_t g = firstGate; g < gates_.size(); ++g) resolveGate(gates_[g], programOf);
+  }
+
+  // A gate waits, per dep, for the last step of channel afterChannel in phases <= afterPhase (none
+  // where that channel has no such step: then it only knows the program has started).
+  void resolveGate(Gate& gate, const std::vector<int>& programOf) {
+    Step& step = program(gate.program).steps[static_cast<std::size_t>(gate.step)];
+    for (const plan::PhaseDep& d : gate.deps) {
+      if (d.afterChannel < 0 || static_cast<std::size_t>(d.afterChannel) >= programOf.size()) continue;
+      const int other = programOf[static_cast<std::size_t>(d.afterChannel)];
+      if (other < 0 || other == gate.program) continue;  // no ops, or its own earlier phases (done in order)
+      const auto& phases = stepPhase_[static_cast<std::size_t>(other)];
+      auto last = static_cast<std::int32_t>(phases.size()) - 1;
+      while (last >= 0 && phases[static_cast<std::size_t>(last)] > d.afterPhase) --last;
+      const StepRef ref{other, last < 0 ? StepRef::kStart : last};
+      addWait(gate.knows, ref);
+      if (last >= 0) addWait(step.waits, ref);
+    }
   }
 
   void lowerSlice(int r, int prog, const plan::Op& op, std::int64_t lo, std::int64_t hi) {
@@ -184,7 +244,7 @@ class Lowering {
                                  " elements, rank " + std::to_string(from) + " sends " + std::to_string(snd.src.count));
         step.src = snd.src;
         addWait(step.waits, {snd.program, snd.position - 1});
-        sent_[static_cast<std::size_t>(snd.program)].push_back({snd.position, snd.src, {prog, idx}});
+        sent_[static_cast<std::size_t>(snd.program)].push_back({snd.position, snd.src, {prog, idx}, snd.program, {}});
       }
     }
     for (const auto& [key, list] : receives_)
@@ -194,28 +254,94 @@ class Lowering {
                                ", which sends none");
   }
 
-  // Pass 3: write after send. A step of program p that overwrites a range p sent waits for its reader;
-  // sends still unread at the end become p's final waits. (Channels never touch the same elements,
-  // plan.h, so a program need only look at its own sends.)
-  void orderWritesAfterSends(int p) {
-    auto& prog = program(p);
-    const int r = prog.rank;
-    auto& pending = sent_[static_cast<std::size_t>(p)];
-    std::stable_sort(pending.begin(), pending.end(),
-                     [](const SentRange& a, const SentRange& b) { return a.position < b.position; });
-    std::vector<SentRange> active;
-    std::size_t next = 0;
-    for (std::size_t i = 0; i < prog.steps.size(); ++i) {
-      while (next < pending.size() && pending[next].position <= static_cast<std::int32_t>(i)) active.push_back(pending[next++]);
-      Step& step = prog.steps[i];
-      std::erase_if(active, [&](const SentRange& s) {
-        if (!overlaps(s.src, step.dst, aliasOf(r))) return false;
-        addWait(step.waits, s.reader);
-        return true;
-      });
+  // Pass 3: write after send, per rank. A step that overwrites a range the rank sent earlier waits for
+  // its reader; sends still unread at the end become the sending program's final waits. Without
+  // deps a rank's channels never touch the same elements (plan.h), so a step need only look at its
+  // own program's sends. With deps a step also looks at the sends of the rank's other programs that
+  // come before it in dep order: its vector clock over the rank's programs (program order and the
+  // gates' waits, transitively) has passed the step before the send. A send is covered once some
+  // step known to have finished before waits for its reader.
+  void orderWritesAfterSends(int r) {
+    const int first = out_.firstProgram[static_cast<std::size_t>(r)];
+    const int np = out_.firstProgram[static_cast<std::size_t>(r) + 1] - first;
+    const bool crossPrograms = !plan_.deps.empty() && np > 1;
+    std::vector<SentRange> sends;  // the rank's, program by program, by position
+    std::vector<std::size_t> sendBegin(static_cast<std::size_t>(np) + 1, 0);
+    for (int a = 0; a < np; ++a) {
+      auto& own = sent_[static_cast<std::size_t>(first + a)];
+      std::stable_sort(own.begin(), own.end(), [](const SentRange& x, const SentRange& y) { return x.position < y.position; });
+      sends.insert(sends.end(), own.begin(), own.end());
+      sendBegin[static_cast<std::size_t>(a) + 1] = sends.size();
     }
-    while (next < pending.size()) active.push_back(pending[next++]);
-    for (const SentRange& s : active) addWait(prog.finalWaits, s.reader);
+    // clocks[a][i][b]: the latest step of program b known finished before step i of program a starts
+    // (kStart: every program of the rank has started when any step runs).
+    using Clock = std::vector<std::int32_t>;
+    std::vector<std::vector<Clock>> clocks(static_cast<std::size_t>(np));
+    std::vector<std::vector<const Gate*>> gateAt(static_cast<std::size_t>(np));
+    for (int a = 0; a < np; ++a) {
+      clocks[static_cast<std::size_t>(a)].resize(program(first + a).steps.size());
+      gateAt[static_cast<std::size_t>(a)].assign(program(first + a).steps.size(), nullptr);
+    }
+    for (const Gate& g : gates_)
+      if (g.program >= first && g.program < first + np)
+        gateAt[static_cast<std::size_t>(g.program - first)][static_cast<std::size_t>(g.step)] = &g;
+    std::vector<std::vector<std::size_t>> active(static_cast<std::size_t>(np));  // per program: sends it may overwrite
+    std::vector<std::vector<std::size_t>> nextSend(static_cast<std::size_t>(np), std::vector<std::size_t>(static_cast<std::size_t>(np)));
+    for (int a = 0; a < np; ++a)
+      for (int b = 0; b < np; ++b) nextSend[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = sendBegin[static_cast<std::size_t>(b)];
+    // Steps of the rank's programs in a topological order of program order and gate waits.
+    std::vector<std::int32_t> done(static_cast<std::size_t>(np), 0);
+    std::size_t left = 0;
+    for (int a = 0; a < np; ++a) left += program(first + a).steps.size();
+    while (left > 0) {
+      bool progress = false;
+      for (int a = 0; a < np; ++a) {
+        const auto& steps = program(first + a).steps;
+        auto& i = done[static_cast<std::size_t>(a)];
+        for (; i < static_cast<std::int32_t>(steps.size()); ++i, --left, progress = true) {
+          const Gate* gate = gateAt[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)];
+          if (gate && !std::all_of(gate->knows.begin(), gate->knows.end(), [&](const StepRef& w) {
+                return w.step < done[static_cast<std::size_t>(w.program - first)];
+              }))
+            break;
+          Clock clock = i == 0 ? Clock(static_cast<std::size_t>(np), StepRef::kStart) : clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i) - 1];
+          clock[static_cast<std::size_t>(a)] = i - 1;
+          if (gate)
+            for (const StepRef& w : gate->knows) {
+              if (w.step == StepRef::kStart) continue;
+              const auto b = static_cast<std::size_t>(w.program - first);
+              const Clock& theirs = clocks[b][static_cast<std::size_t>(w.step)];
+              for (std::size_t x = 0; x < clock.size(); ++x) clock[x] = std::max(clock[x], theirs[x]);
+              clock[b] = std::max(clock[b], w.step);
+            }
+          // Sends now known to precede this step (the send at position k follows step k-1).
+          for (int b = 0; b < np; ++b) {
+            if (b != a && !crossPrograms) continue;
+            auto& next = nextSend[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+            while (next < sendBegin[static_cast<std::size_t>(b) + 1] && sends[next].position - 1 <= clock[static_cast<std::size_t>(b)])
+              active[static_cast<std::size_t>(a)].push_back(next++);
+          }
+          Step& step = program(first + a).steps[static_cast<std::size_t>(i)];
+          std::erase_if(active[static_cast<std::size_t>(a)], [&](std::size_t s) {
+            SentRange& sent = sends[s];
+            if (!overlaps(sent.src, step.dst, aliasOf(r))) return false;
+            const bool covered = std::any_of(sent.coveredBy.begin(), sent.coveredBy.end(), [&](const StepRef& c) {
+              return clock[static_cast<std::size_t>(c.program - first)] >= c.step;
+            });
+            if (!covered) {
+              addWait(step.waits, sent.reader);
+              sent.coveredBy.push_back({first + a, i});
+            }
+            return true;
+          });
+          clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)] = std::move(clock);
+        }
+      }
+      if (!progress)
+        throw std::logic_error("lowerPlan: the phase deps of rank " + std::to_string(r) + " wait for each other in a cycle");
+    }
+    for (const SentRange& s : sends)
+      if (s.coveredBy.empty()) addWait(program(s.program).finalWaits, s.reader);
   }
 
   // Pass 4: which steps and starts are waited for, the buffers each rank's memory is used through,
@@ -285,6 +411,8 @@ class Lowering {
   std::map<ConnectionKey, std::vector<SendRecord>> sends_;
   std::map<ConnectionKey, std::vector<std::pair<int, std::int32_t>>> receives_;  // -> (program, step)
   std::vector<std::vector<SentRange>> sent_;                                     // per sending program
+  std::vector<std::vector<int>> stepPhase_;                                      // per program: each step's phase
+  std::vector<Gate> gates_;                                                      // every program's, rank by rank
 };
 
 }  // namespace

@@ -13,6 +13,14 @@
 //   - write after send: a sender's step that overwrites a range it sent (aliases resolved, see
 //     buffer_alias.h) waits until the receiver's step that read it finished; sends still unread at
 //     the end become the program's final waits (the caller may reuse the buffer afterwards).
+// Phase deps (plan.h, Plan::deps): "channel c's phase p after channel c''s phases <= q" makes the
+// first step of program (r, c) in a phase >= p wait for program (r, c')'s last step of phases <= q
+// (nothing when it has none). A phase that opens with a send gets a gate step first (count 0: no data,
+// only the waits), which is then the send's data-ready step, so its receivers (and the staging plan's
+// `ready`) inherit the dep. Channels linked by deps may touch the same elements, so write after send
+// also looks at the rank's other programs: a step overwriting a range that another program of its
+// rank sent before it in dep order waits for that send's reader (vector clocks over the rank's
+// programs, through the gates' waits).
 // Steps of one program run in order (one stream, or one group of blocks), so a wait names only the
 // latest step of each other program. This is the plan interpreter's single-copy model (interpret.h)
 // with an unbounded connection, so a plan that the interpreter runs cannot deadlock here. `issueOrder`
@@ -49,6 +57,7 @@ struct Step {
   std::vector<StepRef> waits;  // on other programs; at most one per program (the latest)
   bool signals = false;        // some wait names this step
 
+  // 0 for a gate step (phase deps): it moves nothing, only waits and signals.
   [[nodiscard]] std::int64_t count() const { return dst.count; }
 };
 
@@ -95,7 +104,7 @@ struct Traffic {
 Traffic traffic(const LoweredPlan& lowered);
 
 // `aliases`: one per rank, or empty for "no rank is in place". Throws std::logic_error for a plan
-// whose sends and receives do not match or whose order has a cycle.
+// whose sends and receives do not match or whose order (phase deps included) has a cycle.
 LoweredPlan lowerPlan(const plan::Plan& plan, std::int64_t sliceElems, std::span<const BufferAlias> aliases = {});
 
 }  // namespace cclab::cuda

@@ -35,12 +35,15 @@ struct Case {
   bool inPlace = false;
   std::size_t sliceBytes = 0;
   int repeats = 1;
+  int channels = 0;      // CollectiveOptions: 0, the backend's default
+  int ranksPerNode = 0;  // emulated nodes (hier)
 };
 
 std::string describe(const Case& c, int p, const std::string& order) {
   return std::string(plan::name(c.collective)) + "/" + std::string(plan::name(c.algorithm)) + " order=" + order +
          " p=" + std::to_string(p) + " n=" + std::to_string(c.count) + " " + std::string(name(c.type)) + "/" +
-         std::string(name(c.op)) + (c.inPlace ? " in place" : "") + " slice=" + std::to_string(c.sliceBytes);
+         std::string(name(c.op)) + (c.inPlace ? " in place" : "") + " slice=" + std::to_string(c.sliceBytes) +
+         " channels=" + std::to_string(c.channels) + " ranksPerNode=" + std::to_string(c.ranksPerNode);
 }
 
 // One group call (repeated c.repeats times, inputs refilled) on device buffers; returns the number
@@ -72,6 +75,8 @@ std::size_t wrongAfter(Communicator& comm, const Case& c, std::uint64_t seed) {
   opt.algorithm = c.algorithm;
   opt.sliceBytes = c.sliceBytes;
   opt.timeout = std::chrono::seconds(20);
+  opt.channels = c.channels;
+  opt.ranksPerNode = c.ranksPerNode;
   for (int rep = 0; rep < c.repeats; ++rep) {
     for (int r = 0; r < p; ++r) {
       comm.copyToRank(r, out[r].data(), poison.data(), big + 16);
@@ -127,6 +132,31 @@ TEST(CudaBackend, AllReduceEveryAlgorithmOrderAndRankCount) {
         for (std::int64_t n : {std::int64_t{1}, std::int64_t{7}, std::int64_t{1001}, std::int64_t{65539}}) {
           const Case c{Collective::AllReduce, a, n};
           ASSERT_EQ(wrongAfter(*comm, c, static_cast<std::uint64_t>(p * 100 + n)), 0u) << describe(c, p, order);
+        }
+    }
+}
+
+// The hierarchical allreduce: a node lane and a network lane per part, linked by phase deps and
+// pipelined over B blocks (B >= 2 from 2 g N 1024 elements per part); a rank's lanes run side by side
+// (streams, or blocks of the ll kernel) and hand blocks to each other through the deps' waits
+// (lowering.h). K = 8 with 2 or 4 ranks per node and 1, 2, 4 parts (4 parts: 64 programs, the ll
+// kernel's limit), K = 6 with 3 per node; whole ops and slices, in and out of place.
+TEST(CudaBackend, HierarchicalLanesLinkedByPhaseDeps) {
+  CCLAB_REQUIRE_GPU();
+  struct Shape {
+    int p, ranksPerNode, channels;
+  };
+  for (const char* order : kOrders)
+    for (const Shape s : {Shape{8, 2, 1}, Shape{8, 4, 2}, Shape{8, 2, 4}, Shape{6, 3, 1}}) {
+      auto comm = make(s.p, order);
+      for (std::int64_t n : {std::int64_t{7}, std::int64_t{40009}, std::int64_t{262147}})
+        for (bool inPlace : {false, true}) {
+          Case c{Collective::AllReduce, Algorithm::Hierarchical, n};
+          c.inPlace = inPlace;
+          c.channels = s.channels;
+          c.ranksPerNode = s.ranksPerNode;
+          c.sliceBytes = inPlace ? 4096 : 0;
+          ASSERT_EQ(wrongAfter(*comm, c, static_cast<std::uint64_t>(s.p * 1000 + n)), 0u) << describe(c, s.p, order);
         }
     }
 }

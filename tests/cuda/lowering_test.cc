@@ -10,15 +10,13 @@
 // executor, which runs the steps in some allowed order, computes the plan.
 #include <gtest/gtest.h>
 
-#include <algorithm>
-#include <climits>
-#include <map>
 #include <random>
 #include <stdexcept>
 #include <vector>
 
 #include "collectives/cuda/lowering.h"
 #include "collectives/plan/interpret.h"
+#include "tests/cuda/lowered_checks.h"
 #include "tests/cuda/lowered_memory.h"
 
 namespace cclab::cuda {
@@ -27,145 +25,13 @@ namespace {
 using test_support::kShapes;
 using test_support::Memory;
 using test_support::Shape;
+using test_support::checkIssueOrder;
+using test_support::checkNoRace;
+using test_support::runSteps;
 
 using plan::Algorithm;
 using plan::Buf;
 using plan::Collective;
-
-void execute(const LoweredPlan& lp, const Memory& mem, int rank, const Step& s) {
-  double* dst = mem.at(rank, s.dst);
-  const double* src = mem.at(s.srcRank, s.src);
-  std::vector<double> tmp(src, src + s.count());
-  if (s.kind == StepKind::Reduce) {
-    const double* local = mem.at(rank, s.local);
-    for (std::int64_t i = 0; i < s.count(); ++i) tmp[static_cast<std::size_t>(i)] += local[i];
-  }
-  std::copy(tmp.begin(), tmp.end(), dst);
-  (void)lp;
-}
-
-// Runs the steps in an order the waits allow: the issue order (rng == nullptr) or a random one.
-// The unit of order is a program (a rank's channel): its steps run in order, programs independently.
-void runSteps(const LoweredPlan& lp, const Memory& mem, std::mt19937* rng) {
-  const auto& programs = lp.programs;
-  if (!rng) {
-    for (const StepRef& ref : lp.issueOrder)
-      execute(lp, mem, programs[ref.program].rank, programs[ref.program].steps[ref.step]);
-    return;
-  }
-  const int np = static_cast<int>(programs.size());
-  std::vector<std::int32_t> done(np, 0);
-  for (;;) {
-    std::vector<int> ready;
-    for (int q = 0; q < np; ++q) {
-      const auto& steps = programs[q].steps;
-      if (done[q] >= static_cast<std::int32_t>(steps.size())) continue;
-      const auto& waits = steps[done[q]].waits;
-      if (std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) { return w.step < done[w.program]; }))
-        ready.push_back(q);
-    }
-    if (ready.empty()) break;
-    const int q = ready[std::uniform_int_distribution<std::size_t>(0, ready.size() - 1)(*rng)];
-    execute(lp, mem, programs[q].rank, programs[q].steps[done[q]]);
-    ++done[q];
-  }
-  for (int q = 0; q < np; ++q) ASSERT_EQ(done[q], static_cast<std::int32_t>(programs[q].steps.size()));
-}
-
-void checkIssueOrder(const LoweredPlan& lp) {
-  const auto& programs = lp.programs;
-  ASSERT_EQ(lp.firstProgram.size(), static_cast<std::size_t>(lp.nranks) + 1);
-  for (int r = 0; r < lp.nranks; ++r) {
-    ASSERT_LT(lp.firstProgram[r], lp.firstProgram[r + 1]) << "every rank has a program";
-    for (const RankProgram& prog : lp.programsOf(r)) ASSERT_EQ(prog.rank, r);
-  }
-  std::vector<std::int32_t> issued(programs.size(), 0);
-  std::size_t total = 0;
-  for (const auto& prog : programs) total += prog.steps.size();
-  ASSERT_EQ(lp.issueOrder.size(), total);
-  for (const StepRef& ref : lp.issueOrder) {
-    ASSERT_EQ(ref.step, issued[ref.program]) << "program order";
-    for (const StepRef& w : programs[ref.program].steps[ref.step].waits) {
-      ASSERT_NE(w.program, ref.program);
-      ASSERT_LT(w.step, issued[w.program]) << "waits on a step not yet issued";
-      if (w.step == StepRef::kStart)
-        ASSERT_TRUE(programs[w.program].startSignals);
-      else
-        ASSERT_TRUE(programs[w.program].steps[w.step].signals);
-    }
-    ++issued[ref.program];
-  }
-}
-
-// Vector clocks over programs: clock[q] = the latest step of program q known finished (kStart:
-// started; kNever: nothing).
-constexpr std::int32_t kNever = INT_MIN;
-
-void checkNoRace(const LoweredPlan& lp, const Memory& mem) {
-  const auto& programs = lp.programs;
-  const int np = static_cast<int>(programs.size());
-  std::vector<std::vector<std::vector<std::int32_t>>> clocks(np);
-  auto startClock = [&](int q) {
-    std::vector<std::int32_t> c(np, kNever);
-    c[q] = StepRef::kStart;
-    return c;
-  };
-  auto clockOf = [&](const StepRef& w) { return w.step == StepRef::kStart ? startClock(w.program) : clocks[w.program][w.step]; };
-  auto join = [](std::vector<std::int32_t>& a, const std::vector<std::int32_t>& b) {
-    for (std::size_t i = 0; i < a.size(); ++i) a[i] = std::max(a[i], b[i]);
-  };
-  for (int q = 0; q < np; ++q) clocks[q].resize(programs[q].steps.size());
-  for (const StepRef& ref : lp.issueOrder) {
-    auto c = ref.step == 0 ? startClock(ref.program) : clocks[ref.program][ref.step - 1];
-    for (const StepRef& w : programs[ref.program].steps[ref.step].waits) join(c, clockOf(w));
-    c[ref.program] = ref.step;
-    clocks[ref.program][ref.step] = c;
-  }
-  // A rank is done when all its programs are, with their final waits.
-  std::vector<std::vector<std::int32_t>> rankEnd(lp.nranks, std::vector<std::int32_t>(np, kNever));
-  for (int q = 0; q < np; ++q) {
-    auto end = programs[q].steps.empty() ? startClock(q) : clocks[q].back();
-    for (const StepRef& w : programs[q].finalWaits) join(end, clockOf(w));
-    join(rankEnd[programs[q].rank], end);
-  }
-
-  struct Access {
-    int program;
-    std::int32_t step;
-    bool write;
-  };
-  std::map<const double*, std::vector<Access>> byElement;  // real addresses: aliasing included
-  auto touch = [&](int owner, const plan::Range& range, int q, std::int32_t step, bool write) {
-    const double* p = mem.at(owner, range);
-    for (std::int64_t i = 0; i < range.count; ++i) byElement[p + i].push_back({q, step, write});
-    if (owner != programs[q].rank) {
-      const auto& c = clocks[q][step];
-      bool started = false;  // some program of the owner has started
-      for (const RankProgram& prog : lp.programsOf(owner))
-        started = started || c[static_cast<std::size_t>(&prog - programs.data())] >= StepRef::kStart;
-      EXPECT_TRUE(started) << "program " << q << " step " << step << " reads rank " << owner << " before it started";
-      EXPECT_GE(rankEnd[owner][q], step) << "rank " << owner << " ends before program " << q << " step " << step
-                                         << " read its memory";
-    }
-  };
-  for (int q = 0; q < np; ++q)
-    for (std::int32_t i = 0; i < static_cast<std::int32_t>(programs[q].steps.size()); ++i) {
-      const Step& s = programs[q].steps[i];
-      touch(s.srcRank, s.src, q, i, false);
-      if (s.kind == StepKind::Reduce) touch(programs[q].rank, s.local, q, i, false);
-      touch(programs[q].rank, s.dst, q, i, true);
-    }
-  for (const auto& [addr, list] : byElement)
-    for (std::size_t a = 0; a < list.size(); ++a)
-      for (std::size_t b = a + 1; b < list.size(); ++b) {
-        const Access &x = list[a], &y = list[b];
-        if (x.program == y.program || (!x.write && !y.write)) continue;
-        const bool ordered = clocks[y.program][y.step][x.program] >= x.step || clocks[x.program][x.step][y.program] >= y.step;
-        EXPECT_TRUE(ordered) << "race: program " << x.program << " step " << x.step << (x.write ? " writes" : " reads")
-                             << ", program " << y.program << " step " << y.step << (y.write ? " writes" : " reads");
-        if (!ordered) return;
-      }
-}
 
 struct Case {
   Shape shape;

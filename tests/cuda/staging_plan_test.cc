@@ -103,11 +103,9 @@ std::int64_t offNodeSendSlices(const plan::Plan& p, std::int64_t slice, int perN
   return n;
 }
 
-void checkStaging(Shape shape, int p, int perNode, int channels, std::int64_t count, std::int64_t slice, bool inPlace) {
-  SCOPED_TRACE(std::string(plan::name(shape.collective)) + "/" + std::string(plan::name(shape.algorithm)) + " p=" + std::to_string(p) +
-               " perNode=" + std::to_string(perNode) + " channels=" + std::to_string(channels) + " n=" + std::to_string(count) +
-               " slice=" + std::to_string(slice) + (inPlace ? " in place" : ""));
-  const plan::Plan pl = plan::makePlan(shape.collective, shape.algorithm, p, count, p - 1, {channels, perNode});
+void checkStagingOf(const plan::Plan& pl, int perNode, std::int64_t slice, bool inPlace) {
+  const Shape shape{pl.collective, pl.algorithm};
+  const int p = pl.nranks;
   Memory reference(pl, inPlace);
   plan::interpret<double>(pl, reference.views, [](double a, double b) { return a + b; }, {slice, 0});
   Memory shapeOnly(pl, inPlace);
@@ -181,6 +179,13 @@ void checkStaging(Shape shape, int p, int perNode, int channels, std::int64_t co
   }
 }
 
+void checkStaging(Shape shape, int p, int perNode, int channels, std::int64_t count, std::int64_t slice, bool inPlace) {
+  SCOPED_TRACE(std::string(plan::name(shape.collective)) + "/" + std::string(plan::name(shape.algorithm)) + " p=" + std::to_string(p) +
+               " perNode=" + std::to_string(perNode) + " channels=" + std::to_string(channels) + " n=" + std::to_string(count) +
+               " slice=" + std::to_string(slice) + (inPlace ? " in place" : ""));
+  checkStagingOf(plan::makePlan(shape.collective, shape.algorithm, p, count, p - 1, {channels, perNode}), perNode, slice, inPlace);
+}
+
 TEST(StagingPlan, EveryGeneratorAcrossNodesComputesThePlan) {
   for (const Shape& shape : test_support::kShapes)
     for (auto [p, perNode] : {std::pair{2, 1}, {4, 2}, {6, 3}, {6, 2}, {8, 4}})
@@ -191,6 +196,33 @@ TEST(StagingPlan, EveryGeneratorAcrossNodesComputesThePlan) {
               checkStaging(shape, p, perNode, channels, count, slice, inPlace);
               if (HasFailure()) return;
             }
+}
+
+// The hierarchical allreduce pipelined over B >= 2 blocks (phase deps between its node and network
+// lanes): a network send opens its phase, so its staged copy is taken after the gate step that waits
+// for the node lane's reduce-scatter of the block (lowering.h), never from the program's start.
+TEST(StagingPlan, HierarchicalOverSeveralBlocksAcrossNodesComputesThePlan) {
+  for (auto [p, perNode] : {std::pair{8, 2}, {8, 4}, {12, 3}})
+    for (std::int64_t count : {7, 37, 1001})
+      for (int blocks : {2, 4})
+        for (std::int64_t slice : {0, 5})
+          for (bool inPlace : {false, true}) {
+            SCOPED_TRACE("hier p=" + std::to_string(p) + " perNode=" + std::to_string(perNode) + " n=" + std::to_string(count) +
+                         " B=" + std::to_string(blocks) + " slice=" + std::to_string(slice) + (inPlace ? " in place" : ""));
+            checkStagingOf(plan::allReduceHierarchical(p, count, perNode, blocks), perNode, slice, inPlace);
+            if (HasFailure()) return;
+          }
+  const plan::Plan big = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 40009, 0, {1, 2});
+  ASSERT_GE(big.nphases, 4) << "B >= 2";
+  SCOPED_TRACE("hier p=8 perNode=2 n=40009");
+  checkStagingOf(big, 2, 3001, false);
+  const LoweredPlan lp = lowerPlan(big, 3001);
+  const StagingPlan sp = planStaging(lp, std::vector<int>{0, 0, 1, 1, 2, 2, 3, 3}, sizeof(double));
+  ASSERT_FALSE(sp.messages.empty());
+  for (const StagedMessage& m : sp.messages) {
+    EXPECT_EQ(lp.programs[static_cast<std::size_t>(m.ready.program)].channel, 1) << "only the network lane leaves a node";
+    EXPECT_GE(m.ready.step, 0) << "a network send is staged after its phase's gate, not at the start";
+  }
 }
 
 TEST(StagingPlan, OneNodeStagesNothing) {
