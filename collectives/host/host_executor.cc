@@ -7,6 +7,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/interpret.h"
+#include "collectives/plan/phase_deps.h"
 
 namespace cclab::host {
 namespace {
@@ -48,11 +49,16 @@ struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its
     std::vector<Pending>* pending;  // RankState::pending[channel]
     Blocker blocker;
     bool finished = false;
+    bool gated = false;    // waits at its phase's first slice for a dep (no blocker word)
+    int gatesPassed = -1;  // the last phase whose deps were met
   };
 
   std::vector<Lane> lanes;
+  std::vector<int> laneOf;                    // per channel: its index in lanes (-1: no ops here)
   std::vector<std::vector<Pending>> pending;  // per channel; cleared, capacity kept
   std::vector<std::byte> temp;
+  std::vector<plan::PhaseDep> gatesOf;  // the deps `gates` was made from (rebuilt when a plan's differ)
+  plan::PhaseGates gates;
 };
 
 HostExecutor::~HostExecutor() = default;
@@ -155,6 +161,12 @@ class HostExecutor::RankRun {
     std::vector<Lane>& lanes = state.lanes;
     lanes.clear();
     if (state.pending.size() < static_cast<std::size_t>(plan_.nchannels)) state.pending.resize(static_cast<std::size_t>(plan_.nchannels));
+    state.laneOf.assign(static_cast<std::size_t>(plan_.nchannels), -1);
+    if (state.gatesOf != plan_.deps) {  // compared, not rebuilt, per call: plans repeat
+      state.gatesOf = plan_.deps;
+      state.gates = plan::PhaseGates(plan_.deps);
+    }
+    gates_ = &state.gates;
     // The rank's ops are channel by channel (plan.h): one lane per non-empty run of a channel.
     const std::span<const plan::Op> all(plan_.ranks[static_cast<std::size_t>(rank_)]);
     for (std::size_t begin = 0; begin < all.size();) {
@@ -163,27 +175,41 @@ class HostExecutor::RankRun {
       const auto ops = all.subspan(begin, end - begin);
       auto& pending = state.pending[all[begin].channel];
       pending.clear();
+      state.laneOf[all[begin].channel] = static_cast<int>(lanes.size());
       lanes.push_back(Lane{all[begin].channel, ops, begin, plan::SliceCursor(ops, o_.sliceElems), &pending, {}});
       begin = end;
     }
     // Round robin: each channel runs as far as it can; a rank waits only when none can move. After a
-    // pass every running channel is blocked on the word in its blocker (set in this pass), so the
-    // wait starts at once (its first check is immediate: no second pass just to re-check).
+    // pass every running channel is blocked on the word in its blocker (set in this pass), or gated:
+    // at a phase whose deps (plan.h) another lane of this thread has not met yet. A gate opens only
+    // when that lane moves, never from another thread, so a gated lane is no wait's business: if its
+    // gate opened during the pass (the lane it waits for ran after it), the next pass runs it at once;
+    // else the rank waits for the lanes that are blocked on words (the first wait check is immediate).
     for (;;) {
-      Lane* blocked = nullptr;  // the first channel still running
-      int running = 0;
+      Lane* blocked = nullptr;  // the first channel blocked on a word
+      int waiting = 0, reopened = 0;
+      bool running = false;
       for (Lane& lane : lanes) {
         if (lane.finished) continue;
-        while (!lane.walk.done() && step(lane)) lane.walk.advance();
+        while (!lane.walk.done() && gateOpen(lane) && step(lane)) lane.walk.advance();
         if (lane.walk.done() && drained(lane)) {
           lane.finished = true;
           continue;
         }
-        ++running;
+        running = true;
+      }
+      if (!running) return;
+      for (Lane& lane : lanes) {
+        if (lane.finished) continue;
+        if (lane.gated) {
+          reopened += gateOpen(lane) ? 1 : 0;
+          if (lane.gated) continue;  // still gated: no word to wait on
+        }
+        ++waiting;
         if (!blocked) blocked = &lane;
       }
-      if (running == 0) return;
-      if (running == 1)
+      if (reopened > 0 || waiting == 0) continue;  // waiting == 0 cannot happen (deps point back), but never waits on nothing
+      if (waiting == 1)
         waitFor(*blocked);  // one channel (the common case): a wait on exactly its word
       else
         waitAny(lanes);
@@ -192,6 +218,26 @@ class HostExecutor::RankRun {
 
  private:
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
+
+  // May the lane run its current phase: its deps met (phase_deps.h)? Sets lane.gated.
+  bool gateOpen(Lane& lane) {
+    const int phase = lane.ops[lane.walk.opIndex()].phase;
+    if (phase == lane.gatesPassed) return true;
+    const RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
+    for (const plan::PhaseDep& d : gates_->of(lane.channel, phase)) {
+      const int other = state.laneOf[static_cast<std::size_t>(d.afterChannel)];
+      if (other < 0) continue;  // no ops on this rank
+      const Lane& o = state.lanes[static_cast<std::size_t>(other)];
+      const bool done = o.walk.done();
+      if (!plan::finishedThrough(done, done ? 0 : o.ops[o.walk.opIndex()].phase, d.afterPhase)) {
+        lane.gated = true;
+        return false;
+      }
+    }
+    lane.gated = false;
+    lane.gatesPassed = phase;
+    return true;
+  }
 
   // False (and lane.blocker set) when `word` has not reached `target` yet.
   static bool ready(Lane& lane, const WaitWord& word, std::uint32_t target, int peer, const char* what) {
@@ -283,13 +329,20 @@ class HostExecutor::RankRun {
     return true;
   }
 
-  // Before writing [dst, dst+bytes): every slice this channel sent from there must have been read
-  // (channels never touch each other's elements, so only this channel's sends matter).
+  // Before writing [dst, dst+bytes): every slice sent from there must have been read. Channels
+  // without deps never touch each other's elements, so only this channel's sends matter; with deps a
+  // later phase may overwrite what another channel sent (the dep ordered the send, not its read).
   bool writable(Lane& lane, const std::byte* dst, std::size_t bytes) {
     const std::byte* end = dst + bytes;
-    for (const Pending& p : *lane.pending)
-      if (p.begin < end && dst < p.end && !ready(lane, p.connection->consumed, p.seq, p.peer, "its read of a slice by"))
-        return false;
+    auto clear = [&](const std::vector<Pending>& pending) {
+      for (const Pending& p : pending)
+        if (p.begin < end && dst < p.end && !ready(lane, p.connection->consumed, p.seq, p.peer, "its read of a slice by"))
+          return false;
+      return true;
+    };
+    if (plan_.deps.empty()) return clear(*lane.pending);
+    for (const Lane& l : ex_.states_[static_cast<std::size_t>(rank_)]->lanes)
+      if (!clear(*l.pending)) return false;
     return true;
   }
 
@@ -323,7 +376,7 @@ class HostExecutor::RankRun {
   void waitAny(std::vector<Lane>& lanes) {
     auto anyReady = [&](std::memory_order order) {
       for (const Lane& l : lanes)
-        if (!l.finished && reached(l.blocker.word->value.load(order), l.blocker.target)) return true;
+        if (!l.finished && !l.gated && reached(l.blocker.word->value.load(order), l.blocker.target)) return true;
       return false;
     };
     const auto start = Clock::now();
@@ -355,7 +408,7 @@ class HostExecutor::RankRun {
     }
     const Lane* first = nullptr;
     for (const Lane& l : lanes)
-      if (!l.finished && !first) first = &l;
+      if (!l.finished && !l.gated && !first) first = &l;
     report(ex_.abort_.raised() ? WaitResult::Aborted : WaitResult::TimedOut, *first);
   }
 
@@ -383,6 +436,7 @@ class HostExecutor::RankRun {
   const RankMemory& mem_;
   const RunOptions& o_;
   std::uint32_t call_;  // this rank's call number (HostExecutor::arrived_)
+  const plan::PhaseGates* gates_ = nullptr;  // RankState::gates of this plan
 };
 
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {

@@ -12,6 +12,11 @@
 // does the rank wait: with one channel left on exactly the word it needs (as with one channel), with
 // several on any of their words, then asleep on its doorbell, a word every peer bumps after posting to
 // or consuming from this rank while it sleeps.
+// Phase deps (plan.h, Plan::deps): a channel about to run the first slice of a phase checks its gates
+// (plan/phase_deps.h) and stays put until the channels it depends on have passed the phases named. Only
+// this rank's own channels open a gate, so a gated channel takes no part in the waits above (a pass
+// that opened a gate is followed by another pass, not a wait). Channels linked by deps may touch the
+// same elements, so with deps a write waits for the unread sends of every channel of the rank.
 // ReduceAll takes one slot from every other rank on its channel and folds them in rank order (rank 0's
 // value first, this rank's src at its own position), so every rank computes the same bits.
 // Every wait spins briefly, then sleeps on a futex, and gives up after the timeout (no channel moved for

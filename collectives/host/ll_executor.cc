@@ -133,7 +133,9 @@ class LlExecutor::RankRun {
         call_(call) {}
 
   void execute() {
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(rank_)];
+    std::vector<plan::Op> sequential;  // a plan with phase deps runs phase by phase (plan.h)
+    if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, rank_);
+    const auto& ops = plan_.deps.empty() ? plan_.ranks[static_cast<std::size_t>(rank_)] : sequential;
     for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
       const plan::Op& op = ops[opIndex_];
       if (op.count() <= 0) continue;

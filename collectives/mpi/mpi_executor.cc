@@ -11,6 +11,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/mpi/mpi_links.h"
+#include "collectives/plan/phase_deps.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::mpi {
@@ -26,9 +27,16 @@ std::string where(const plan::Plan& p) {
 class RankRun {
  public:
   RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o)
-      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world) {
-    for (std::span<const plan::Op> ops : plan::channelOps(plan, rank_))
-      if (!ops.empty()) channels_.push_back({ops, plan::SliceCursor(ops, o.sliceElems), {}, {}, {}});
+      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world), gates_(plan.deps) {
+    laneOf_.assign(static_cast<std::size_t>(plan.nchannels), -1);
+    int channel = 0;
+    for (std::span<const plan::Op> ops : plan::channelOps(plan, rank_)) {
+      if (!ops.empty()) {
+        laneOf_[static_cast<std::size_t>(channel)] = static_cast<int>(channels_.size());
+        channels_.push_back({channel, ops, plan::SliceCursor(ops, o.sliceElems), {}, {}, {}});
+      }
+      ++channel;
+    }
   }
 
   void execute() {
@@ -36,7 +44,7 @@ class RankRun {
     for (;;) {
       bool progress = false, done = true;
       for (Channel& c : channels_) {
-        while (!c.cursor.done() && step(c)) {
+        while (!c.cursor.done() && gateOpen(c) && step(c)) {
           c.cursor.advance();
           progress = true;
         }
@@ -56,12 +64,32 @@ class RankRun {
 
  private:
   struct Channel {
+    int channel;
     std::span<const plan::Op> ops;
     plan::SliceCursor cursor;
     std::vector<MPI_Request> recvs;  // the current slice's posted receives (empty: none posted)
     std::vector<int> from;           // their sources
     std::vector<std::byte> staging;  // RecvReduce, ReduceAll: received slices
+    int gatesPassed = -1;            // the last phase whose deps (plan.h) were met
   };
+
+  // May channel c run its current phase: has every channel it depends on (phase_deps.h) finished the
+  // phases the dep names? Only this rank's channels open a gate, and a pass runs them all, so a gated
+  // channel simply waits for the next pass. A send's read is not waited for here: writable() checks
+  // every send in flight, of any channel.
+  bool gateOpen(Channel& c) {
+    const int phase = c.ops[c.cursor.opIndex()].phase;
+    if (phase == c.gatesPassed) return true;
+    for (const plan::PhaseDep& d : gates_.of(c.channel, phase)) {
+      const int other = laneOf_[static_cast<std::size_t>(d.afterChannel)];
+      if (other < 0) continue;  // no ops on this rank
+      const Channel& o = channels_[static_cast<std::size_t>(other)];
+      const bool done = o.cursor.done();
+      if (!plan::finishedThrough(done, done ? 0 : o.ops[o.cursor.opIndex()].phase, d.afterPhase)) return false;
+    }
+    c.gatesPassed = phase;
+    return true;
+  }
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
 
   // May [dst, dst+bytes) be written: no send from there still in flight?
@@ -167,9 +195,11 @@ class RankRun {
   const MpiRunOptions& o_;
   int rank_;
   std::vector<Channel> channels_;
+  std::vector<int> laneOf_;  // per plan channel: its index in channels_ (-1: no ops on this rank)
   MpiLinks sends_;  // the sends in flight
   std::vector<int> waitingFor_;
   std::vector<std::byte> fold_;
+  plan::PhaseGates gates_;
 };
 
 }  // namespace

@@ -1,8 +1,9 @@
 // ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
 // segments, and cross-process waits.
-// A plan of several channels runs them one after the other (SliceCursor over all of a rank's ops) over
-// one connection per ordered pair: every rank runs its channels in the same order, so the k-th message
-// on a pair is still the one the plan pairs it with (plan.h), and a channel never waits on a later one.
+// A plan of several channels runs them one after the other (SliceCursor over plan::sequentialOps: as
+// listed, channel by channel, or phase by phase when the plan has phase deps, which that order honours)
+// over one connection per ordered pair: every rank walks the same order, so the k-th message on a pair
+// is still the one the plan pairs it with (plan.h), and a channel never waits on a later one.
 #include "collectives/proc/shm_executor.h"
 
 #include <unistd.h>
@@ -11,7 +12,9 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <string>
+#include <vector>
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/slice_walk.h"
@@ -268,7 +271,10 @@ class ShmExecutor::RankRun {
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
   void execute() {
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(ex_.globalOf(ex_.rank_))];
+    const int me = ex_.globalOf(ex_.rank_);
+    std::vector<plan::Op> sequential;  // only for plans with deps: the listed order serves the others
+    if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, me);
+    const std::span<const plan::Op> ops = plan_.deps.empty() ? std::span<const plan::Op>(plan_.ranks[static_cast<std::size_t>(me)]) : sequential;
     for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
       opIndex_ = cur.opIndex();
       const plan::Op& op = ops[opIndex_];

@@ -48,7 +48,9 @@ class ShmExecutor::LlRun {
       : ex_(ex), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   void execute() {
-    const auto& ops = plan_.ranks[static_cast<std::size_t>(ex_.rank_)];
+    std::vector<plan::Op> sequential;  // a plan with phase deps runs phase by phase (plan.h)
+    if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, ex_.rank_);
+    const auto& ops = plan_.deps.empty() ? plan_.ranks[static_cast<std::size_t>(ex_.rank_)] : sequential;
     for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
       const plan::Op& op = ops[opIndex_];
       if (op.count() <= 0) continue;

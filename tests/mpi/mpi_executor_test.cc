@@ -11,9 +11,11 @@
 #include <cstring>
 #include <random>
 #include <set>
+#include <thread>
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/test_data.h"
 #include "collectives/mpi/mpi_executor.h"
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/plan/slice_walk.h"
@@ -85,6 +87,66 @@ TEST(MpiExecutor, EveryAllReduceAlgorithmChannelsAndNodes) {
         }
 }
 
+// hier with emulated nodes of 2 (4 processes and more): two lanes per part linked by phase deps,
+// pipelined over B >= 2 blocks, large enough that the lanes overlap; every op (the executor's raw
+// reduction: avg is the communicator's division, elsewhere) against the exact reference.
+TEST(MpiExecutor, HierarchicalPipelinedOverBlocksEveryOp) {
+  const int p = world().size(), r = world().rank();
+  if (p < 4 || p % 2 != 0) GTEST_SKIP() << "needs at least 2 emulated nodes of 2 ranks";
+  for (std::int64_t n : {std::int64_t{40009}, std::int64_t{3 * 16384 + 5}})
+    for (int channels : {1, 2})
+      for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max}) {
+        const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, p, n, 0, {channels, 2});
+        ASSERT_FALSE(pl.deps.empty());
+        ASSERT_GE(plan::hierarchicalBlocks(plan::chunkOf(n, channels, channels - 1).count, 2, p / 2), 2);
+        const DataSpec spec{DataType::Float32, op, p, static_cast<std::uint64_t>(n + channels)};
+        std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n), NAN), want(in.size());
+        fillInput(spec, r, 0, in.size(), in.data());
+        MpiRunOptions o;
+        o.reduce = hostReduceFn(DataType::Float32, op);
+        o.sliceElems = op == ReduceOp::Sum ? 0 : 1000;
+        o.timeout = std::chrono::seconds(20);
+        MpiExecutor(world()).run(pl, {reinterpret_cast<const std::byte*>(in.data()), reinterpret_cast<std::byte*>(out.data()), nullptr}, o);
+        fillExpectedReduce(spec, 0, want.size(), want.data());
+        ASSERT_EQ(countWrong(DataType::Float32, out.data(), want.data(), out.size()), 0U)
+            << "n " << n << " channels " << channels << " op " << name(op) << " rank " << r;
+      }
+}
+
+// A hand-made plan with a dep: rank 1's channel 1 copies (phase 1) what its channel 0 received from
+// rank 0 (phase 0). Rank 0 comes 100 ms late, so channel 1 would copy stale data if it ran ungated.
+TEST(MpiExecutor, AGatedChannelWaitsForTheChannelItDependsOn) {
+  const int p = world().size(), r = world().rank();
+  for (std::int64_t n : {1, 1001})
+    for (std::int64_t slice : {0, 16}) {
+      plan::Plan pl;
+      pl.nranks = p;
+      pl.count = n;
+      pl.nphases = 2;
+      pl.nchannels = 2;
+      pl.scratchCount = n;
+      pl.ranks.resize(static_cast<std::size_t>(p));
+      const plan::Range in{plan::Buf::Input, 0, n}, out{plan::Buf::Output, 0, n}, scr{plan::Buf::Scratch, 0, n};
+      pl.ranks[0] = {{plan::OpKind::Send, 1, 0, in, {}, 0}};
+      pl.ranks[1] = {{plan::OpKind::Recv, 0, 0, {}, scr, 0}, {plan::OpKind::Copy, -1, 1, scr, out, 1}};
+      pl.deps = {{1, 1, 0, 0}};
+      const std::vector<float> input = inputOf(r, n, 3);
+      std::vector<float> output(static_cast<std::size_t>(n), -7.0F), scratch(static_cast<std::size_t>(n), -9.0F);
+      MpiRunOptions o;
+      o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);  // unused: the plan reduces nothing
+      o.sliceElems = slice;
+      o.timeout = std::chrono::seconds(20);
+      if (r == 0) std::this_thread::sleep_for(std::chrono::milliseconds(100));
+      MpiExecutor(world()).run(pl, {reinterpret_cast<const std::byte*>(input.data()), reinterpret_cast<std::byte*>(output.data()),
+                                    reinterpret_cast<std::byte*>(scratch.data())},
+                               o);
+      if (r == 1) {
+        EXPECT_EQ(output, inputOf(0, n, 3)) << "n " << n << " slice " << slice;
+      }
+      world().barrier();
+    }
+}
+
 TEST(MpiExecutor, LargeRingWithSlicesAndManySendsInFlight) {
   checkAllReduce(plan::Algorithm::Ring, {2, 0}, (1 << 20) + 3, false, 4096);
 }
@@ -138,7 +200,7 @@ TEST(Hybrid, SharedMemoryWithinANodeMpiBetweenNodes) {
   MpiLinks links(w);
   proc::ShmExecutor shm(job, r, node, 1 << 22, std::chrono::seconds(20), &links);
   for (plan::Algorithm a : {plan::Algorithm::Ring, plan::Algorithm::Hierarchical, plan::Algorithm::OneShot, plan::Algorithm::DoubleBinaryTree})
-    for (std::int64_t n : {7, 1000}) {
+    for (std::int64_t n : {7, 1000, 40009}) {  // 40009: hier pipelines 4 blocks per channel
       const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, a, p, n, 0, {2, 2});
       const std::vector<float> in = inputOf(r, n, 77);
       std::byte* base = shm.buffer();
@@ -158,11 +220,14 @@ TEST(Hybrid, SharedMemoryWithinANodeMpiBetweenNodes) {
       EXPECT_EQ(links.messagesSent() - before, offNode) << plan::name(a) << " n " << n;
       std::vector<float> out(static_cast<std::size_t>(n));
       std::memcpy(out.data(), base + (1 << 20), out.size() * sizeof(float));
-      for (std::int64_t i = 0; i < n; ++i) {
-        double want = 0;
-        for (int q = 0; q < p; ++q) want += inputOf(q, n, 77)[static_cast<std::size_t>(i)];
-        ASSERT_NEAR(out[static_cast<std::size_t>(i)], want, 1e-3 * p * 100) << plan::name(a) << " n " << n << " i " << i;
+      std::vector<double> want(static_cast<std::size_t>(n), 0.0);
+      for (int q = 0; q < p; ++q) {
+        const std::vector<float> v = inputOf(q, n, 77);
+        for (std::size_t i = 0; i < want.size(); ++i) want[i] += v[i];
       }
+      for (std::int64_t i = 0; i < n; ++i)
+        ASSERT_NEAR(out[static_cast<std::size_t>(i)], want[static_cast<std::size_t>(i)], 1e-3 * p * 100)
+            << plan::name(a) << " n " << n << " i " << i;
       w.barrier();  // the next plan reuses the buffers every peer may still read
     }
 }

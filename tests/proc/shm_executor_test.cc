@@ -30,10 +30,11 @@ struct Case {
   ReduceOp op;
   plan::Algorithm algo = plan::Algorithm::Ring;
   int channels = 1;
+  int ranksPerNode = 0;  // emulated nodes (hier's lanes)
 };
 
 plan::Plan planFor(const Case& c) {
-  return plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, c.count, 0, plan::PlanShape{c.channels, 0});
+  return plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, c.count, 0, plan::PlanShape{c.channels, c.ranksPerNode});
 }
 
 constexpr std::size_t align64(std::size_t n) { return (n + 63) / 64 * 64; }
@@ -103,7 +104,25 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{3, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::OneShot},
                       Case{4, 4097, 100, DataType::Float32, ReduceOp::Sum, plan::Algorithm::OneShot, 2},
                       Case{3, 1001, 13, DataType::Int32, ReduceOp::Max, plan::Algorithm::TwoShot},
-                      Case{4, 65537, 1000, DataType::Float32, ReduceOp::Sum, plan::Algorithm::TwoShot, 4}));
+                      Case{4, 65537, 1000, DataType::Float32, ReduceOp::Sum, plan::Algorithm::TwoShot, 4},
+                      // hier: two lanes linked by phase deps over B >= 2 blocks, walked phase by phase
+                      // (sequentialOps), on 8 ranks in emulated nodes of 2 and 4; every op.
+                      Case{8, 40009, 1000, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Hierarchical, 1, 2},
+                      Case{8, 3 * 16384 + 5, 0, DataType::Float32, ReduceOp::Prod, plan::Algorithm::Hierarchical, 1, 4},
+                      Case{8, 40009, 4099, DataType::Float32, ReduceOp::Min, plan::Algorithm::Hierarchical, 2, 4},
+                      Case{8, 3 * 16384 + 5, 777, DataType::Int32, ReduceOp::Max, plan::Algorithm::Hierarchical, 1, 2},
+                      Case{4, 3 * 16384 + 5, 1000, DataType::Float64, ReduceOp::Sum, plan::Algorithm::Hierarchical, 2, 2}));
+
+TEST(ProcShmExecutor, HierarchicalCasesReallyHavePhaseDepsAndSeveralBlocks) {
+  // The hier cases above are only a test of deps if their plans have them.
+  for (const Case& c : {Case{8, 40009, 0, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Hierarchical, 2, 4},
+                        Case{8, 3 * 16384 + 5, 0, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Hierarchical, 1, 2}}) {
+    EXPECT_FALSE(planFor(c).deps.empty());
+    EXPECT_GE(plan::hierarchicalBlocks(plan::chunkOf(c.count, c.channels, c.channels - 1).count, c.ranksPerNode,
+                                       c.nranks / c.ranksPerNode),
+              2);
+  }
+}
 
 TEST(ProcShmExecutor, RunsManyCallsInARow) {
   // The channel counters carry on across calls: five allreduces, one check at the end of each.

@@ -32,6 +32,7 @@ struct LlCase {
   int channels;
   DataType type;
   ReduceOp op;
+  int ranksPerNode = 0;  // emulated nodes (hier: two lanes linked by phase deps)
 };
 
 constexpr std::size_t kSegmentBytes = 64 * 1024;  // the slot path's buffers: input at 0, output at 16 KiB, scratch at 32 KiB
@@ -55,7 +56,7 @@ int runRank(const std::string& job, int rank, const LlCase& c) {
   for (int call = 0; call < kCalls; ++call) {
     std::int64_t count = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(maxCount)) + 1;
     if (count % 2 == 0) --count;  // odd, never a power of two above 1
-    const plan::Plan p = plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, count, 0, plan::PlanShape{c.channels, 0});
+    const plan::Plan p = plan::makePlan(plan::Collective::AllReduce, c.algo, c.nranks, count, 0, plan::PlanShape{c.channels, c.ranksPerNode});
     if (!ex.llFits(p, elem)) return 5;
     const auto bytes = static_cast<std::size_t>(count) * elem;
     const DataSpec spec{c.type, c.op, c.nranks, 1000 + static_cast<std::uint64_t>(call)};
@@ -111,7 +112,9 @@ INSTANTIATE_TEST_SUITE_P(
                       LlCase{4, Algorithm::Ring, 2, DataType::Float32, ReduceOp::Sum},
                       LlCase{3, Algorithm::Tree, 1, DataType::BFloat16, ReduceOp::Sum},
                       LlCase{4, Algorithm::DoubleBinaryTree, 2, DataType::Float16, ReduceOp::Min},
-                      LlCase{4, Algorithm::HalvingDoubling, 1, DataType::Float32, ReduceOp::Sum}));
+                      LlCase{4, Algorithm::HalvingDoubling, 1, DataType::Float32, ReduceOp::Sum},
+                      LlCase{4, Algorithm::Hierarchical, 1, DataType::Float32, ReduceOp::Sum, 2},
+                      LlCase{4, Algorithm::Hierarchical, 2, DataType::Int32, ReduceOp::Max, 2}));
 
 TEST(ProcShmLl, RingSizeFollowsTheBudgetAndLargePlansDoNotFit) {
   EXPECT_EQ(shmLlRingLines(2), kShmLlMaxRingLines);
