@@ -27,6 +27,8 @@
 // β₂ is the inverse of one GPU's share of its node's NIC bandwidth (effective_params.h).
 #include "sim/analytic.h"
 
+#include <algorithm>
+
 namespace cclab::sim {
 
 Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, HierarchicalRounds rounds, plan::Algorithm inter,
@@ -42,10 +44,22 @@ Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, HierarchicalRounds ro
     return t;
   }
   const double G = gpus, N = nodes, R1 = static_cast<double>(rounds.shard), R2 = static_cast<double>(rounds.piece);
-  const double b1 = nb / G / R1, b2 = nb / (G * N) / R2;
-  const double intra = R1 * (G - 1) * ((k1.alpha + b1 * k1.beta + b1 * k1.gamma) + (k1.alpha + b1 * k1.beta));
-  const double across = R2 * (N - 1) * ((k2.alpha + b2 * k2.beta + b2 * k2.gamma) + (k2.alpha + b2 * k2.beta));
-  return intra + across;
+  const int B = static_cast<int>(std::max<std::int64_t>(rounds.blocks, 1));
+  const double b1 = nb / B / G / R1, b2 = nb / B / (G * N) / R2;
+  // One block's three parts, each a ring in lockstep (see the derivation above).
+  const double scatter = R1 * (G - 1) * (k1.alpha + b1 * k1.beta + b1 * k1.gamma);
+  const double gather = R1 * (G - 1) * (k1.alpha + b1 * k1.beta);
+  const double network = R2 * (N - 1) * ((k2.alpha + b2 * k2.beta + b2 * k2.gamma) + (k2.alpha + b2 * k2.beta));
+  // Stage t = phase t of both lanes; both start it when both have ended stage t-1 (the deps), so a
+  // stage lasts as long as its slower lane: the node lane's reduce-scatter of block t and allgather of
+  // block t-2, or the network lane's allreduce of block t-1.
+  Micros t = 0;
+  for (int stage = 0; stage <= B + 1; ++stage) {
+    const double node = (stage < B ? scatter : 0.0) + (stage >= 2 ? gather : 0.0);
+    const double net = stage >= 1 && stage <= B ? network : 0.0;
+    t += std::max(node, net);
+  }
+  return t;
 }
 
 }  // namespace cclab::sim
