@@ -13,7 +13,13 @@
 //    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
 //    (one pass over p-1 received vectors).
 //  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
-//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
+//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel), in
+//    the order of simulated time (an agent whose data arrives after the next queued event waits in
+//    the queue until then before it takes the compute).
+//  - Phase deps (plan.h, Plan::deps): an agent starts its ops of phase p once, for every dep of its
+//    (channel, p), the rank's agent of afterChannel is done or stands at an op of a later phase than
+//    afterPhase (plan::PhaseGates, plan::finishedThrough), at the time that agent passed afterPhase;
+//    until then it waits, and is woken when the other agent passes it. An unmet dep is a deadlock.
 //  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
 //    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
 //    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
