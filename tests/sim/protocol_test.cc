@@ -146,8 +146,7 @@ TEST(Protocol, ChannelsSharingANicTakeSimpleWhereEachMessageAloneWouldTakeLL) {
     pr.protocol = ProtocolChoice::LL;
     const Prediction ll = pr.predict(Collective::AllReduce, a, p, size / 4);
     EXPECT_EQ(autoP.protocol, Protocol::Simple) << name(a);
-    // observed 1.73x (ring), 1.27x (hier pipelined over 4 blocks; 1.55x unpipelined)
-    EXPECT_LT((a == SimAlgorithm::Ring ? 1.4 : 1.2) * autoP.time, ll.time) << name(a);
+    EXPECT_LT(1.4 * autoP.time, ll.time) << name(a);  // observed 1.89x (ring), 1.54x (hier, one block here)
   }
   const Predictor an{.topo = topo, .model = Model::Analytic};
   EXPECT_EQ(an.predict(Collective::AllReduce, SimAlgorithm::HierarchicalRing, p, size / 4).protocol, Protocol::Simple);
