@@ -342,6 +342,12 @@ class Engine {
   // another channel's earlier reduction is not queued behind it. Ranks with one agent never need to.
   bool waitForCompute(int a, int r, Micros arrival) {
     if (!sharesCompute_[static_cast<std::size_t>(r)] || queue_.empty() || arrival <= queue_.top().first) return false;
+    // No need when every other agent of the rank is done or waits for a phase of this one (a phase
+    // dep): none of them can take the compute before this agent has passed its phase.
+    bool contended = false;
+    for (int b = agentBegin_[static_cast<std::size_t>(r)]; b < agentBegin_[static_cast<std::size_t>(r) + 1] && !contended; ++b)
+      contended = b != a && !done(b) && (!gated_ || waitingOn_[b] != a);
+    if (!contended) return false;
     if (opt_.trace && arrival > time_[a]) record("wait", 0, r, time_[a], arrival - time_[a], 0);
     time_[a] = std::max(time_[a], arrival);
     queue_.emplace(time_[a], a);
@@ -382,6 +388,7 @@ class Engine {
       const bool bDone = done(b);
       if (!plan::finishedThrough(bDone, bDone ? 0 : cursor_[b].current().phase, d.afterPhase)) {
         waitPhase_[a] = d.afterPhase;
+        waitingOn_[a] = b;
         waitNext_[a] = waitHead_[b];
         waitHead_[b] = a;
         return false;
@@ -409,6 +416,7 @@ class Engine {
       if (waitPhase_[w] < to) {  // met: unlink and wake
         *link = waitNext_[w];
         waitNext_[w] = -1;
+        waitingOn_[w] = -1;
         queue_.emplace(std::max(time_[w], now), w);
       } else {
         link = &waitNext_[w];
@@ -455,8 +463,12 @@ class Engine {
       }
     }
     sharesCompute_.assign(static_cast<std::size_t>(n), 0);
-    for (std::size_t a = 1; a < agentRank_.size(); ++a)
-      if (agentRank_[a] == agentRank_[a - 1]) sharesCompute_[static_cast<std::size_t>(agentRank_[a])] = 1;
+    agentBegin_.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (std::size_t a = 0; a < agentRank_.size(); ++a) {  // agents are made rank by rank
+      ++agentBegin_[static_cast<std::size_t>(agentRank_[a]) + 1];
+      if (a > 0 && agentRank_[a] == agentRank_[a - 1]) sharesCompute_[static_cast<std::size_t>(agentRank_[a])] = 1;
+    }
+    for (int r = 0; r < n; ++r) agentBegin_[static_cast<std::size_t>(r) + 1] += agentBegin_[static_cast<std::size_t>(r)];
     if (gated_) {
       const std::size_t agents = agentRank_.size();
       gatePassed_.assign(agents, -1);
@@ -464,6 +476,7 @@ class Engine {
       waitHead_.assign(agents, -1);
       waitNext_.assign(agents, -1);
       waitPhase_.assign(agents, 0);
+      waitingOn_.assign(agents, -1);
     }
   }
 
@@ -485,6 +498,7 @@ class Engine {
   std::vector<int> gatePassed_;  // per agent: the phase whose deps it has seen met (-1: none yet)
   std::vector<Micros> passed_;   // [agent * nphases + q]: when it finished its ops of phases <= q (passedAt)
   std::vector<int> waitHead_, waitNext_, waitPhase_;  // agents waiting on an agent's phase: a list each
+  std::vector<int> waitingOn_;   // per agent: the agent whose phase it waits for (-1: none)
   bool abandoned_ = false;
   std::int64_t slice_ = 0;
   std::vector<Connection> conns_;
@@ -504,6 +518,7 @@ class Engine {
   // turns at it, so more channels do not make a rank compute faster.
   std::vector<Micros> computeFree_;
   std::vector<char> sharesCompute_;  // per rank: has it more than one agent (waitForCompute)?
+  std::vector<int> agentBegin_;      // rank r's agents are agentBegin_[r] .. agentBegin_[r+1]-1
   std::priority_queue<std::pair<Micros, int>, std::vector<std::pair<Micros, int>>, std::greater<>> queue_;
   ReplayResult result_;
 };
