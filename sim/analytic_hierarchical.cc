@@ -26,9 +26,9 @@
 // slices split evenly and the two lanes' reductions do not meet at the rank's one compute: with B = 1
 // (no stage has both lanes) at any γ, with B >= 2 where γ = 0 (tests/sim/closed_form_test.cc,
 // link_class_test.cc); otherwise the lanes take turns at the compute and replay is a little slower
-// (the cluster preset's γ, 1/3350 GB/s: 0.07% at 2 nodes). N = 1 or G = 1 is the flat ring (the plan
-// is then the ring). With C channels each part runs this on n/C concurrently and they share ports
-// (replay only).
+// (the cluster preset's γ, 1/3350 GB/s, 2 nodes, 4 blocks, one channel: 0.07%). N = 1 or G = 1 is
+// the flat ring (the plan is then the ring). With C channels each part runs this on n/C concurrently
+// and they share ports (replay only).
 // hier-tree (analytic only: no plan exists) keeps the unpipelined form: ring reduce-scatter in the
 // node, treeAllReduce of the n/G shard across the nodes, ring allgather in the node.
 // β₂ is the inverse of one GPU's share of its node's NIC bandwidth (effective_params.h).
