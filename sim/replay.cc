@@ -245,6 +245,15 @@ class Engine {
   // Runs agent a (one channel of one rank) from its current time until it blocks, finishes, or passes
   // the next event. A rank's channels are concurrent agents (as NCCL's channels run on separate SMs).
   void runAgent(int a) {
+    if (gated_)
+      runAgentAs<true>(a);
+    else
+      runAgentAs<false>(a);
+  }
+
+  // runAgent, compiled once for plans with phase deps and once without (no gate tests at all).
+  template <bool kGated>
+  void runAgentAs(int a) {
     auto& c = cursor_[a];
     const int r = agentRank_[a];
     Micros& now = time_[a];
@@ -252,6 +261,7 @@ class Engine {
     for (const Straggler& s : opt_.stragglers)
       if (s.rank == r) slow *= s.computeFactor;
     const MicrosPerByte gamma = topo_.reduceCost() * slow, delta = topo_.copyCost() * slow;
+    const bool shares = sharesCompute_[static_cast<std::size_t>(r)] != 0;
     for (;;) {
       if (done(a)) {
         result_.finish[r] = std::max(result_.finish[r], now);
@@ -259,7 +269,7 @@ class Engine {
       }
       const plan::Op& in = c.current();
       const int phase = in.phase;
-      if (gated_ && phase != gatePassed_[a]) {  // the first op of a phase: its deps (plan.h, Plan::deps)
+      if (kGated && phase != gatePassed_[a]) {  // the first op of a phase: its deps (plan.h, Plan::deps)
         if (!gatesOpen(a, r, in.channel, phase, now)) return;
         gatePassed_[a] = phase;
       }
@@ -276,7 +286,7 @@ class Engine {
             }
           Micros arrival = now;
           for (int i = 0; i < peers; ++i) arrival = std::max(arrival, conns_[conn[i]].front());
-          if (waitForCompute(a, r, arrival)) return;
+          if (shares && waitForCompute(a, r, arrival)) return;
           gatherReady_[a] = 0;
           for (int i = 0; i < peers; ++i) conns_[conn[i]].pop();
           const Micros d = static_cast<double>(bytes) * peers * gamma;
@@ -313,7 +323,7 @@ class Engine {
             ch.waiting = a;
             return;
           }
-          if (in.kind == OpKind::RecvReduce && waitForCompute(a, r, ch.front())) return;
+          if (shares && in.kind == OpKind::RecvReduce && waitForCompute(a, r, ch.front())) return;
           const Micros arrival = ch.pop();
           if (opt_.trace && arrival > now) record(labelled("wait<-", ch.src), 0, r, now, arrival - now, 0);
           now = std::max(now, arrival);
@@ -329,7 +339,7 @@ class Engine {
       }
       ++result_.steps;
       c.advance();
-      if (gated_ && (done(a) || c.current().phase != phase)) passPhases(a, phase, done(a) ? info_.nphases : c.current().phase, now);
+      if (kGated && (done(a) || c.current().phase != phase)) passPhases(a, phase, done(a) ? info_.nphases : c.current().phase, now);
       if (!queue_.empty() && now > queue_.top().first) {
         queue_.emplace(now, a);
         return;
@@ -339,9 +349,10 @@ class Engine {
 
   // A rank's channels take turns at its compute in simulated time: an agent whose reduction would
   // start (its data arrives) after the next queued event goes back to the queue at that time first, so
-  // another channel's earlier reduction is not queued behind it. Ranks with one agent never need to.
+  // another channel's earlier reduction is not queued behind it. Called only for ranks with several
+  // agents (sharesCompute_).
   bool waitForCompute(int a, int r, Micros arrival) {
-    if (!sharesCompute_[static_cast<std::size_t>(r)] || queue_.empty() || arrival <= queue_.top().first) return false;
+    if (queue_.empty() || arrival <= queue_.top().first) return false;
     // No need when every other agent of the rank is done or waits for a phase of this one (a phase
     // dep): none of them can take the compute before this agent has passed its phase.
     bool contended = false;
