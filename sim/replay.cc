@@ -398,6 +398,7 @@ class Engine {
       if (b < 0) continue;  // a channel without ops on this rank: met at once
       const bool bDone = done(b);
       if (!plan::finishedThrough(bDone, bDone ? 0 : cursor_[b].current().phase, d.afterPhase)) {
+        if (opt_.trace && blockedAt_[a] < 0) blockedAt_[a] = now;  // the wait shows in the trace from here
         waitPhase_[a] = d.afterPhase;
         waitingOn_[a] = b;
         waitNext_[a] = waitHead_[b];
@@ -406,7 +407,11 @@ class Engine {
       }
       now = std::max(now, passedAt(b, d.afterPhase));
     }
-    if (opt_.trace && now > before) record(labelled("wait<-phase", phase), 0, r, before, now - before, 0);
+    if (opt_.trace) {
+      const Micros since = blockedAt_[a] >= 0 ? std::min(blockedAt_[a], before) : before;
+      blockedAt_[a] = -1;
+      if (now > since) record(labelled("wait<-phase", phase), 0, r, since, now - since, 0);
+    }
     return true;
   }
 
@@ -488,6 +493,7 @@ class Engine {
       waitNext_.assign(agents, -1);
       waitPhase_.assign(agents, 0);
       waitingOn_.assign(agents, -1);
+      if (opt_.trace) blockedAt_.assign(agents, -1.0);
     }
   }
 
@@ -510,6 +516,7 @@ class Engine {
   std::vector<Micros> passed_;   // [agent * nphases + q]: when it finished its ops of phases <= q (passedAt)
   std::vector<int> waitHead_, waitNext_, waitPhase_;  // agents waiting on an agent's phase: a list each
   std::vector<int> waitingOn_;   // per agent: the agent whose phase it waits for (-1: none)
+  std::vector<Micros> blockedAt_;  // with a trace: when the agent began waiting at a gate (-1: not)
   bool abandoned_ = false;
   std::int64_t slice_ = 0;
   std::vector<Connection> conns_;

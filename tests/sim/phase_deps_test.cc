@@ -77,6 +77,19 @@ TEST(PhaseDeps, AChannelStartsItsPhaseWhenTheOtherHasPassedItsDep) {
     const ReplayResult without = replay(handedOver(c.early, false), t, wholeOps());
     EXPECT_DOUBLE_EQ(without.finish[2], 1.0 + static_cast<double>(c.early) * 4 / 10000 + 2.0) << c.early;
   }
+  // The trace shows rank 1's channel 1 waiting at the gate from its phase 0's end (1.5 µs) to 2 µs.
+  ReplayOptions traced = wholeOps();
+  traced.trace = true;
+  const ReplayResult tr = replay(handedOver(1250, true), t, traced);
+  int gateWaits = 0;
+  for (const TraceEvent& e : tr.trace)
+    if (e.name == "wait<-phase1") {
+      ++gateWaits;
+      EXPECT_EQ(e.tid, 1);
+      EXPECT_DOUBLE_EQ(e.start, 1.5);
+      EXPECT_DOUBLE_EQ(e.start + e.duration, 2.0);
+    }
+  EXPECT_EQ(gateWaits, 1);
   // The dep holds even when the channel it waits for is slower by far: 25000 floats arrive at 11 µs.
   plan::Plan slow = handedOver(1250, true);
   slow.ranks[0][0].src.count = 25000;
