@@ -389,7 +389,7 @@ class Engine {
 
   // Phase deps (plan.h, plan/phase_deps.h): may agent a (rank r, channel ch) start its ops of `phase`?
   // Each dep is met when the rank's agent of afterChannel is done or stands at an op of a later phase
-  // than afterPhase; a met dep moves a's clock to when that agent passed afterPhase (doneThrough_). On
+  // than afterPhase; a met dep moves a's clock to when that agent passed afterPhase (passedAt). On
   // the first unmet dep, a waits on that agent (passPhases wakes it) and the call returns false.
   bool gatesOpen(int a, int r, int ch, int phase, Micros& now) {
     const Micros before = now;
@@ -468,7 +468,13 @@ class Engine {
         Cursor cursor(plan::SourceOps{&source_, r, begin, end}, slice_);
         if (cursor.done()) continue;  // only empty ops (a rule source lists them; a plan drops them)
         const int a = static_cast<int>(agentRank_.size());
-        if (gated_) agentOf_[static_cast<std::size_t>(r) * nch_ + cursor.current().channel] = a;
+        if (gated_) {
+          const int ch = cursor.current().channel;
+          if (ch >= info_.nchannels)
+            throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op of channel " + std::to_string(ch) +
+                                  " but the plan has " + std::to_string(info_.nchannels) + " channels");
+          agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(ch)] = a;
+        }
         agentRank_.push_back(r);
         cursor_.push_back(std::move(cursor));
         known_.emplace_back();
@@ -507,7 +513,7 @@ class Engine {
   const Topology& topo_;
   const ReplayOptions& opt_;
   const ProtocolCost cost_;
-  // Phase deps (only when the plan has some; a plan without pays one test per op-slice).
+  // Phase deps (only when the plan has some; a plan without runs runAgentAs<false>, no gate code).
   const plan::PhaseGates gates_{info_.deps};
   const bool gated_ = !info_.deps.empty();
   std::size_t nch_ = 0, nph_ = 0;
