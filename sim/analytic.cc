@@ -29,12 +29,22 @@ bool isChain(Algorithm a) { return a == Algorithm::Ring || a == Algorithm::Chain
 
 bool isTwoLevel(int p, int g) { return g > 1 && g < p && p % g == 0; }
 
+HierarchicalRounds hierarchicalRounds(std::int64_t count, int g, int nodes, std::int64_t slice, int blocks) {
+  g = std::max(g, 1);
+  nodes = std::max(nodes, 1);
+  if (g == 1 || nodes == 1) blocks = 1;
+  if (blocks < 1) blocks = plan::hierarchicalBlocks(count, g, nodes);
+  const std::int64_t shard = count / blocks / g, piece = shard / nodes;  // a block: g shards of N pieces
+  return {roundsOf(shard, slice), roundsOf(piece, slice), blocks};
+}
+
 std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count, int g) {
   switch (c) {
     case Collective::AllReduce:
       if (a == Algorithm::Hierarchical) {
         if (!isTwoLevel(p, g)) return maxOpElems(c, Algorithm::Ring, p, count);
-        return plan::chunkOf(count, g, 0).count;  // a shard (the node rings move whole shards)
+        // a shard of the first block (the node rings move whole shards)
+        return plan::chunkOf(plan::chunkOf(count, plan::hierarchicalBlocks(count, g, p / g), 0).count, g, 0).count;
       }
       if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
       if (p == 1) return count;
@@ -79,8 +89,7 @@ Micros closedForm(const Schedule& s, const CostParams& k) {
             const std::int64_t chunk = s.count / p;
             return ringAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
           }
-          const std::int64_t shard = s.count / g, piece = s.count / p;  // g shards of p/g pieces
-          return hierarchicalAllReduce(p / g, g, n, {roundsOf(shard, S), roundsOf(piece, S)}, Algorithm::Ring, {k, k});
+          return hierarchicalAllReduce(p / g, g, n, hierarchicalRounds(s.count, g, p / g, S), Algorithm::Ring, {k, k});
         }
         case Algorithm::OneShot: return oneShotAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::TwoShot: {

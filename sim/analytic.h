@@ -87,9 +87,14 @@ struct HierarchicalParams {
   CostParams inter;  // one GPU's share of its node's NICs, node to node
 };
 struct HierarchicalRounds {
-  std::int64_t shard = 1;  // slice rounds of a node-ring op (one shard)
-  std::int64_t piece = 1;  // slice rounds of a network-ring op (one piece)
+  std::int64_t shard = 1;   // slice rounds of a node-ring op (one block's shard)
+  std::int64_t piece = 1;   // slice rounds of a network-ring op (one block's piece)
+  std::int64_t blocks = 1;  // blocks the lanes pipeline (plan::hierarchicalBlocks)
 };
+// The rounds and blocks of the hier plan on one channel's part of `count` elements (g ranks per
+// node, N nodes, slices of `slice` elements, <= 0: whole ops), as allreduce_hierarchical.cc cuts it
+// into `blocks` blocks (0: plan::hierarchicalBlocks(count, g, nodes); one node or one GPU: 1).
+HierarchicalRounds hierarchicalRounds(std::int64_t count, int g, int nodes, std::int64_t slice, int blocks = 0);
 Micros hierarchicalAllReduce(int nodes, int gpus, Bytes n, HierarchicalRounds rounds, plan::Algorithm inter,
                              const HierarchicalParams& h);
 

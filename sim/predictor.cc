@@ -40,14 +40,16 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
                                                         : sliceElemsOf(sliceBytes, elemSize);
     if (info.hierarchical) {  // the two-level closed forms, with the cluster's intra and inter parameters
       const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
-      const std::int64_t part = count / sh.channels, shard = part / std::max(1, G), piece = shard / std::max(1, N);
-      auto rounds = [&](std::int64_t op) { return slice > 0 ? std::max<std::int64_t>(1, (op + slice - 1) / slice) : 1; };
+      // makePlan cuts every part into the blocks of the smallest part (plan::hierarchicalBlocks).
+      const std::int64_t part = count / sh.channels;
+      const HierarchicalRounds rounds = hierarchicalRounds(
+          part, G, N, slice, plan::hierarchicalBlocks(plan::chunkOf(count, sh.channels, sh.channels - 1).count, G, N));
       const HierarchicalParams h = hierarchicalParams(topo, sh.channels);
       const bool tree = info.planAlgorithm == plan::Algorithm::Tree;  // hier-tree: its unpipelined form, as before
       // hier-ring: the node rings move shards, the network ring pieces; all on one protocol per call.
       return fastestProtocol(protocolCandidates(topo.spec(), protocol), [&](Protocol pr) {
         const HierarchicalParams hp{withProtocol(h.intra, pr), withProtocol(h.inter, pr)};
-        return h.inter.startup + hierarchicalAllReduce(N, G, part * elemSize, {rounds(shard), rounds(piece)},
+        return h.inter.startup + hierarchicalAllReduce(N, G, part * elemSize, rounds,
                                                        tree ? plan::Algorithm::Tree : plan::Algorithm::Ring, hp);
       });
     }

@@ -22,6 +22,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/plan/phase_deps.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::sim {
@@ -44,6 +45,7 @@ struct Connection {
   int waiting = -1;  // agent blocked on this connection
 
   [[nodiscard]] bool empty() const { return head == arrivals.size(); }
+  [[nodiscard]] Micros front() const { return arrivals[head]; }
   Micros pop() {
     const Micros a = arrivals[head++];
     if (head == arrivals.size()) {
@@ -124,7 +126,7 @@ class Engine {
     for (int r : blocked) stuck += " " + std::to_string(r);
     if (!stuck.empty())
       throw std::runtime_error("replay: plan " + std::string(plan::name(info_.collective)) + "/" +
-                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck);
+                               std::string(plan::name(info_.algorithm)) + " deadlocks; blocked ranks:" + stuck + depWaits());
     result_.time = n > 0 ? *std::max_element(result_.finish.begin(), result_.finish.end()) : 0.0;
     return std::move(result_);
   }
@@ -243,6 +245,15 @@ class Engine {
   // Runs agent a (one channel of one rank) from its current time until it blocks, finishes, or passes
   // the next event. A rank's channels are concurrent agents (as NCCL's channels run on separate SMs).
   void runAgent(int a) {
+    if (gated_)
+      runAgentAs<true>(a);
+    else
+      runAgentAs<false>(a);
+  }
+
+  // runAgent, compiled once for plans with phase deps and once without (no gate tests at all).
+  template <bool kGated>
+  void runAgentAs(int a) {
     auto& c = cursor_[a];
     const int r = agentRank_[a];
     Micros& now = time_[a];
@@ -250,12 +261,18 @@ class Engine {
     for (const Straggler& s : opt_.stragglers)
       if (s.rank == r) slow *= s.computeFactor;
     const MicrosPerByte gamma = topo_.reduceCost() * slow, delta = topo_.copyCost() * slow;
+    const bool shares = sharesCompute_[static_cast<std::size_t>(r)] != 0;
     for (;;) {
       if (done(a)) {
         result_.finish[r] = std::max(result_.finish[r], now);
         return;
       }
       const plan::Op& in = c.current();
+      const int phase = in.phase;
+      if (kGated && phase != gatePassed_[a]) {  // the first op of a phase: its deps (plan.h, Plan::deps)
+        if (!gatesOpen(a, r, in.channel, phase, now)) return;
+        gatePassed_[a] = phase;
+      }
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
       switch (in.kind) {
@@ -267,12 +284,14 @@ class Engine {
               conns_[conn[i]].waiting = a;
               return;
             }
-          gatherReady_[a] = 0;
           Micros arrival = now;
-          for (int i = 0; i < peers; ++i) arrival = std::max(arrival, conns_[conn[i]].pop());
-          if (opt_.trace && arrival > now) record("wait<-all", 0, r, now, arrival - now, 0);
-          now = std::max(arrival, computeFree_[r]);
+          for (int i = 0; i < peers; ++i) arrival = std::max(arrival, conns_[conn[i]].front());
+          if (shares && waitForCompute(a, r, arrival)) return;
+          gatherReady_[a] = 0;
+          for (int i = 0; i < peers; ++i) conns_[conn[i]].pop();
           const Micros d = static_cast<double>(bytes) * peers * gamma;
+          if (opt_.trace && arrival > now) record("wait<-all", 0, r, now, arrival - now, 0);
+          now = std::max(arrival, d > 0 ? computeFree_[r] : arrival);
           if (opt_.trace && d > 0) record("reduce-all", 0, r, now, d, bytes * peers);
           now += d;
           computeFree_[r] = now;
@@ -291,7 +310,7 @@ class Engine {
         }
         case OpKind::Copy: {
           const Micros d = static_cast<double>(bytes) * delta;
-          now = std::max(now, computeFree_[r]);
+          if (d > 0) now = std::max(now, computeFree_[r]);
           if (opt_.trace && d > 0) record("copy", 0, r, now, d, bytes);
           now += d;
           computeFree_[r] = now;
@@ -304,12 +323,13 @@ class Engine {
             ch.waiting = a;
             return;
           }
+          if (shares && in.kind == OpKind::RecvReduce && waitForCompute(a, r, ch.front())) return;
           const Micros arrival = ch.pop();
           if (opt_.trace && arrival > now) record(labelled("wait<-", ch.src), 0, r, now, arrival - now, 0);
           now = std::max(now, arrival);
           if (in.kind == OpKind::RecvReduce) {
             const Micros d = static_cast<double>(bytes) * gamma;
-            now = std::max(now, computeFree_[r]);
+            if (d > 0) now = std::max(now, computeFree_[r]);
             if (opt_.trace && d > 0) record("reduce", 0, r, now, d, bytes);
             now += d;
             computeFree_[r] = now;
@@ -319,9 +339,103 @@ class Engine {
       }
       ++result_.steps;
       c.advance();
+      if (kGated && (done(a) || c.current().phase != phase)) passPhases(a, phase, done(a) ? info_.nphases : c.current().phase, now);
       if (!queue_.empty() && now > queue_.top().first) {
         queue_.emplace(now, a);
         return;
+      }
+    }
+  }
+
+  // A rank's channels take turns at its compute in simulated time: an agent whose reduction would
+  // start (its data arrives) after the next queued event goes back to the queue at that time first, so
+  // another channel's earlier reduction is not queued behind it. Called only for ranks with several
+  // agents (sharesCompute_).
+  bool waitForCompute(int a, int r, Micros arrival) {
+    if (queue_.empty() || arrival <= queue_.top().first) return false;
+    // No need when every other agent of the rank is done or waits for a phase of this one (a phase
+    // dep): none of them can take the compute before this agent has passed its phase.
+    bool contended = false;
+    for (int b = agentBegin_[static_cast<std::size_t>(r)]; b < agentBegin_[static_cast<std::size_t>(r) + 1] && !contended; ++b)
+      contended = b != a && !done(b) && (!gated_ || waitingOn_[b] != a);
+    if (!contended) return false;
+    if (opt_.trace && arrival > time_[a]) record("wait", 0, r, time_[a], arrival - time_[a], 0);
+    time_[a] = std::max(time_[a], arrival);
+    queue_.emplace(time_[a], a);
+    return true;
+  }
+
+  // For a deadlock report: the first few agents that wait on a phase dep, "; rank 0 channel 1 waits
+  // for channel 0 to pass phase 2".
+  [[nodiscard]] std::string depWaits() const {
+    std::string out;
+    int shown = 0;
+    for (int a = 0; gated_ && a < static_cast<int>(agentRank_.size()) && shown < 4; ++a) {
+      if (done(a)) continue;
+      const plan::Op& op = cursor_[a].current();
+      if (op.phase == gatePassed_[a]) continue;
+      const int r = agentRank_[a];
+      for (const plan::PhaseDep& d : gates_.of(op.channel, op.phase)) {
+        const int b = agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(d.afterChannel)];
+        if (b < 0 || plan::finishedThrough(done(b), done(b) ? 0 : cursor_[b].current().phase, d.afterPhase)) continue;
+        out += "; rank " + std::to_string(r) + " channel " + std::to_string(op.channel) + " waits for channel " +
+               std::to_string(d.afterChannel) + " to pass phase " + std::to_string(d.afterPhase);
+        ++shown;
+        break;
+      }
+    }
+    return out;
+  }
+
+  // Phase deps (plan.h, plan/phase_deps.h): may agent a (rank r, channel ch) start its ops of `phase`?
+  // Each dep is met when the rank's agent of afterChannel is done or stands at an op of a later phase
+  // than afterPhase; a met dep moves a's clock to when that agent passed afterPhase (passedAt). On
+  // the first unmet dep, a waits on that agent (passPhases wakes it) and the call returns false.
+  bool gatesOpen(int a, int r, int ch, int phase, Micros& now) {
+    const Micros before = now;
+    for (const plan::PhaseDep& d : gates_.of(ch, phase)) {
+      const int b = agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(d.afterChannel)];
+      if (b < 0) continue;  // a channel without ops on this rank: met at once
+      const bool bDone = done(b);
+      if (!plan::finishedThrough(bDone, bDone ? 0 : cursor_[b].current().phase, d.afterPhase)) {
+        if (opt_.trace && blockedAt_[a] < 0) blockedAt_[a] = now;  // the wait shows in the trace from here
+        waitPhase_[a] = d.afterPhase;
+        waitingOn_[a] = b;
+        waitNext_[a] = waitHead_[b];
+        waitHead_[b] = a;
+        return false;
+      }
+      now = std::max(now, passedAt(b, d.afterPhase));
+    }
+    if (opt_.trace) {
+      const Micros since = blockedAt_[a] >= 0 ? std::min(blockedAt_[a], before) : before;
+      blockedAt_[a] = -1;
+      if (now > since) record(labelled("wait<-phase", phase), 0, r, since, now - since, 0);
+    }
+    return true;
+  }
+
+  // When agent b finished all its ops of phases <= q (0 for phases before its first op).
+  [[nodiscard]] Micros passedAt(int b, int q) const {
+    if (q < 0) return 0;
+    q = std::min(q, info_.nphases - 1);
+    return passed_[static_cast<std::size_t>(b) * nph_ + static_cast<std::size_t>(q)];
+  }
+
+  // Agent b left its phase `from` for `to` (nphases: done) at `now`: phases from..to-1 are passed then;
+  // the agents waiting on one of them are queued at their own clock or `now`, whichever is later.
+  void passPhases(int b, int from, int to, Micros now) {
+    for (int q = std::max(from, 0); q < std::min(to, info_.nphases); ++q) passed_[static_cast<std::size_t>(b) * nph_ + static_cast<std::size_t>(q)] = now;
+    int* link = &waitHead_[b];
+    while (*link >= 0) {
+      const int w = *link;
+      if (waitPhase_[w] < to) {  // met: unlink and wake
+        *link = waitNext_[w];
+        waitNext_[w] = -1;
+        waitingOn_[w] = -1;
+        queue_.emplace(std::max(time_[w], now), w);
+      } else {
+        link = &waitNext_[w];
       }
     }
   }
@@ -331,6 +445,18 @@ class Engine {
     const int n = info_.nranks;
     result_.finish.assign(static_cast<std::size_t>(n), 0.0);
     computeFree_.assign(static_cast<std::size_t>(n), 0.0);
+    if (gated_) {
+      nch_ = static_cast<std::size_t>(std::max(info_.nchannels, 1));
+      nph_ = static_cast<std::size_t>(std::max(info_.nphases, 1));
+      for (const plan::PhaseDep& d : info_.deps)
+        if (d.channel < 0 || d.afterChannel < 0 || d.channel >= info_.nchannels || d.afterChannel >= info_.nchannels ||
+            d.afterPhase >= d.phase)
+          throw InvalidArgument("replay: phase dep of channel " + std::to_string(d.channel) + " phase " + std::to_string(d.phase) +
+                                " on channel " + std::to_string(d.afterChannel) + " phase " + std::to_string(d.afterPhase) +
+                                " is not a dep on an earlier phase of one of the plan's " + std::to_string(info_.nchannels) +
+                                " channels");
+      agentOf_.assign(static_cast<std::size_t>(n) * nch_, -1);
+    }
     for (int r = 0; r < n; ++r) {
       // Start-up (topology.h ComputeParams): the launch, and the NIC proxy where the rank uses a NIC.
       const auto& compute = topo_.spec().compute;
@@ -342,6 +468,13 @@ class Engine {
         Cursor cursor(plan::SourceOps{&source_, r, begin, end}, slice_);
         if (cursor.done()) continue;  // only empty ops (a rule source lists them; a plan drops them)
         const int a = static_cast<int>(agentRank_.size());
+        if (gated_) {
+          const int ch = cursor.current().channel;
+          if (ch >= info_.nchannels)
+            throw InvalidArgument("replay: rank " + std::to_string(r) + " has an op of channel " + std::to_string(ch) +
+                                  " but the plan has " + std::to_string(info_.nchannels) + " channels");
+          agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(ch)] = a;
+        }
         agentRank_.push_back(r);
         cursor_.push_back(std::move(cursor));
         known_.emplace_back();
@@ -350,6 +483,23 @@ class Engine {
         time_.push_back(start);
         queue_.emplace(start, a);
       }
+    }
+    sharesCompute_.assign(static_cast<std::size_t>(n), 0);
+    agentBegin_.assign(static_cast<std::size_t>(n) + 1, 0);
+    for (std::size_t a = 0; a < agentRank_.size(); ++a) {  // agents are made rank by rank
+      ++agentBegin_[static_cast<std::size_t>(agentRank_[a]) + 1];
+      if (a > 0 && agentRank_[a] == agentRank_[a - 1]) sharesCompute_[static_cast<std::size_t>(agentRank_[a])] = 1;
+    }
+    for (int r = 0; r < n; ++r) agentBegin_[static_cast<std::size_t>(r) + 1] += agentBegin_[static_cast<std::size_t>(r)];
+    if (gated_) {
+      const std::size_t agents = agentRank_.size();
+      gatePassed_.assign(agents, -1);
+      passed_.assign(agents * nph_, 0.0);
+      waitHead_.assign(agents, -1);
+      waitNext_.assign(agents, -1);
+      waitPhase_.assign(agents, 0);
+      waitingOn_.assign(agents, -1);
+      if (opt_.trace) blockedAt_.assign(agents, -1.0);
     }
   }
 
@@ -363,6 +513,16 @@ class Engine {
   const Topology& topo_;
   const ReplayOptions& opt_;
   const ProtocolCost cost_;
+  // Phase deps (only when the plan has some; a plan without runs runAgentAs<false>, no gate code).
+  const plan::PhaseGates gates_{info_.deps};
+  const bool gated_ = !info_.deps.empty();
+  std::size_t nch_ = 0, nph_ = 0;
+  std::vector<int> agentOf_;     // [rank * nchannels + channel]: its agent, -1 where it has no ops
+  std::vector<int> gatePassed_;  // per agent: the phase whose deps it has seen met (-1: none yet)
+  std::vector<Micros> passed_;   // [agent * nphases + q]: when it finished its ops of phases <= q (passedAt)
+  std::vector<int> waitHead_, waitNext_, waitPhase_;  // agents waiting on an agent's phase: a list each
+  std::vector<int> waitingOn_;   // per agent: the agent whose phase it waits for (-1: none)
+  std::vector<Micros> blockedAt_;  // with a trace: when the agent began waiting at a gate (-1: not)
   bool abandoned_ = false;
   std::int64_t slice_ = 0;
   std::vector<Connection> conns_;
@@ -381,6 +541,8 @@ class Engine {
   // A rank's reductions and copies use its memory bandwidth (γ, δ are per rank): its channels take
   // turns at it, so more channels do not make a rank compute faster.
   std::vector<Micros> computeFree_;
+  std::vector<char> sharesCompute_;  // per rank: has it more than one agent (waitForCompute)?
+  std::vector<int> agentBegin_;      // rank r's agents are agentBegin_[r] .. agentBegin_[r+1]-1
   std::priority_queue<std::pair<Micros, int>, std::vector<std::pair<Micros, int>>, std::greater<>> queue_;
   ReplayResult result_;
 };

@@ -13,7 +13,13 @@
 //    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
 //    (one pass over p-1 received vectors).
 //  - Each (rank, channel) is its own agent with its own clock (channels run concurrently); a rank's
-//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel).
+//    reductions and copies take turns at its one compute (γ, δ are per rank, not per channel), in
+//    the order of simulated time (an agent whose data arrives after the next queued event waits in
+//    the queue until then before it takes the compute).
+//  - Phase deps (plan.h, Plan::deps): an agent starts its ops of phase p once, for every dep of its
+//    (channel, p), the rank's agent of afterChannel is done or stands at an op of a later phase than
+//    afterPhase (plan::PhaseGates, plan::finishedThrough), at the time that agent passed afterPhase;
+//    until then it waits, and is woken when the other agent passes it. An unmet dep is a deadlock.
 //  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
 //    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
 //    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
@@ -51,7 +57,8 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 // Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
 // replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
 // memory is per agent and connection plus the topology: measured 12.6 MB for the 8192-rank ring and
-// 42.9 MB for the 32768-rank hier allreduce (g = 8), per protocol run. Its time is the op-slices, which
+// 42.9 MB for the 32768-rank hier allreduce (g = 8), per protocol run (86.3 MB for both protocol runs
+// since hier has two lanes, an agent each: docs/results/sim.md, "Phase deps in replay"). Its time is the op-slices, which
 // grow as ranks^2 for a flat ring: the 32768-rank hier (256 MiB, auto slices) is 5.4e8 op-slices, 102 s
 // on a loaded 2-core VM (docs/results/sim.md, "hier: node rings of whole shards"; 4.3e9 and 19 minutes
 // when its node rings moved N pieces per step); with both protocols (auto, below) 7.8e8 op-slices in

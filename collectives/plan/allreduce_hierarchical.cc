@@ -27,8 +27,8 @@ namespace cclab::plan {
 namespace {
 // Fewest elements in one network piece worth a block of its own (smaller blocks pay more in per-step
 // latency than they gain in overlap), and most blocks; see docs/sim.md, "hier".
-constexpr std::int64_t kMinPieceElems = 1024;
-constexpr int kMaxBlocks = 4;
+constexpr std::int64_t kMinPieceElems = 16384;
+constexpr int kMaxBlocks = 16;
 }  // namespace
 
 int hierarchicalBlocks(std::int64_t count, int ranksPerNode, int nodes) {

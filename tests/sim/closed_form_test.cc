@@ -170,23 +170,40 @@ TEST(ClosedForm, SingleRankIsACopy) {
 
 // The hier plan (allreduce_hierarchical.cc) against its pipelined closed form (analytic_hierarchical.cc)
 // on the textbook topology: g ranks per node, N nodes, whole ops and slices; N = 1 is the flat ring.
+// The two lanes of a rank take turns at its one compute (γ), which the closed form does not count:
+// with B >= 2 blocks (both lanes reduce in one stage) it is exact where reducing is free, and with
+// one block (no stage has both lanes) at any γ.
 TEST(ClosedForm, HierarchicalPlanEqualsItsClosedForm) {
+  int pipelined = 0;
   for (int g : {2, 3, 4, 8})
     for (int nodes : {1, 2, 3, 5}) {
       const int p = g * nodes;
-      const Topology topo(uniform(p));
-      const std::int64_t count = evenCount(p) * 4;
-      const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
-      for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{64}, std::int64_t{256}}) {
-        ReplayOptions o;
-        o.sliceElems = slice;
-        const Micros replayed = replay(pl, topo, o).time;
-        Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
-        sc.ranksPerNode = g;
-        const Micros closed = predict(sc, uniformParams());
-        EXPECT_NEAR(replayed, closed, kRel * closed) << "g=" << g << " nodes=" << nodes << " slice " << slice;
+      for (bool freeReduce : {true, false}) {
+        TopologySpec spec = uniform(p);
+        CostParams k = uniformParams();
+        if (freeReduce) spec.compute.reduceBandwidth = 0, k.gamma = 0;
+        const Topology topo(spec);
+        // One block (a piece of 1024 elements per rank: below two of kMinPieceElems), and the most.
+        for (std::int64_t count : {std::int64_t{p} * 1024, evenCount(p) * 1024}) {
+          const int blocks = nodes > 1 ? plan::hierarchicalBlocks(count, g, nodes) : 1;
+          if (blocks > 1 && !freeReduce) continue;
+          pipelined += blocks > 1;
+          const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
+          for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{64}, std::int64_t{256}}) {
+            ReplayOptions o;
+            o.sliceElems = slice;
+            const Micros replayed = replay(pl, topo, o).time;
+            Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
+            sc.ranksPerNode = g;
+            const Micros closed = predict(sc, k);
+            EXPECT_NEAR(replayed, closed, kRel * closed)
+                << "g=" << g << " nodes=" << nodes << " count " << count << " blocks " << blocks << " slice " << slice
+                << " free reduce " << freeReduce;
+          }
+        }
       }
     }
+  EXPECT_GT(pipelined, 0);
   // One node: the ring allreduce.
   Schedule one{Collective::AllReduce, Algorithm::Hierarchical, 8, evenCount(8), 4, -1};
   one.ranksPerNode = 8;
@@ -228,20 +245,23 @@ TEST(ClosedForm, ReplayEqualsClosedFormUnderEachProtocol) {
           }
         }
     }
-  // The hier plan too (g ranks per node, whole ops and slices).
+  // The hier plan too (g ranks per node, whole ops and slices; pipelined over blocks with free
+  // reduction, as in HierarchicalPlanEqualsItsClosedForm).
   for (int g : {2, 4})
     for (int nodes : {2, 3}) {
       const int p = g * nodes;
-      TopologySpec s = uniform(p);
-      s.llProtocol = true;
-      const Topology topo(s);
       for (std::int64_t count : {evenCount(p), evenCount(p) * 64}) {
+        TopologySpec s = uniform(p);
+        s.llProtocol = true;
+        CostParams k = uniformParams();
+        if (plan::hierarchicalBlocks(count, g, nodes) > 1) s.compute.reduceBandwidth = 0, k.gamma = 0;
+        const Topology topo(s);
         const auto pl = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, p, count, 0, {1, g});
         for (std::int64_t slice : {std::int64_t{-1}, std::int64_t{256}}) {
           Schedule sc{Collective::AllReduce, Algorithm::Hierarchical, p, count, 4, slice};
           sc.ranksPerNode = g;
-          const Micros ll = predict(sc, withProtocol(uniformParams(), Protocol::LL));
-          const Micros simple = predict(sc, withProtocol(uniformParams(), Protocol::Simple));
+          const Micros ll = predict(sc, withProtocol(k, Protocol::LL));
+          const Micros simple = predict(sc, withProtocol(k, Protocol::Simple));
           for (ProtocolChoice choice : {ProtocolChoice::LL, ProtocolChoice::Simple, ProtocolChoice::Auto}) {
             ReplayOptions o;
             o.sliceElems = slice;
