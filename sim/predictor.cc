@@ -43,7 +43,7 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
       // makePlan cuts every part into the blocks of the smallest part (plan::hierarchicalBlocks).
       const std::int64_t part = count / sh.channels;
       const HierarchicalRounds rounds = hierarchicalRounds(
-          part, G, N, slice, plan::hierarchicalBlocks(plan::chunkOf(count, sh.channels, sh.channels - 1).count, G, N));
+          part, G, N, slice, plan::hierarchicalBlocksOf(p, count, sh));
       const HierarchicalParams h = hierarchicalParams(topo, sh.channels);
       const bool tree = info.planAlgorithm == plan::Algorithm::Tree;  // hier-tree: its unpipelined form, as before
       // hier-ring: the node rings move shards, the network ring pieces; all on one protocol per call.

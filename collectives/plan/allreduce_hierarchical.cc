@@ -28,12 +28,18 @@ namespace {
 // Fewest elements in one network piece worth a block of its own (smaller blocks pay more in per-step
 // latency than they gain in overlap), and most blocks; see docs/sim.md, "hier".
 constexpr std::int64_t kMinPieceElems = 16384;
-constexpr int kMaxBlocks = 16;
+constexpr int kMaxBlocks = kMaxHierarchicalBlocks;
 }  // namespace
 
 int hierarchicalBlocks(std::int64_t count, int ranksPerNode, int nodes) {
   const std::int64_t perBlock = std::int64_t{std::max(ranksPerNode, 1)} * std::max(nodes, 1) * kMinPieceElems;
   return static_cast<int>(std::clamp<std::int64_t>(count / perBlock, 1, kMaxBlocks));
+}
+
+int hierarchicalBlocksOf(int nranks, std::int64_t count, PlanShape shape) {
+  if (shape.blocks > 0) return shape.blocks;
+  const int g = std::max(shape.ranksPerNode, 1), channels = std::max(shape.channels, 1);
+  return hierarchicalBlocks(chunkOf(count, channels, channels - 1).count, g, std::max(nranks / g, 1));
 }
 
 Plan allReduceHierarchical(int nranks, std::int64_t count, int ranksPerNode, int blocks) {

@@ -167,7 +167,7 @@ std::unique_ptr<OpSource> hierarchicalAllReduceSource(int nranks, std::int64_t c
   if (2 * shape.channels > kMaxChannels)
     throw InvalidArgument("makePlan: " + std::to_string(shape.channels) + " channels of 2 lanes each are more than " +
                           std::to_string(kMaxChannels) + " channels");
-  const int blocks = hierarchicalBlocks(chunkOf(count, shape.channels, shape.channels - 1).count, g, nranks / g);
+  const int blocks = hierarchicalBlocksOf(nranks, count, shape);
   return std::make_unique<HierarchicalAllReduceSource>(nranks, count, shape, blocks);
 }
 

@@ -95,6 +95,9 @@ void checkPlanArguments(Collective c, Algorithm a, int nranks, std::int64_t coun
     throw InvalidArgument("makePlan: no " + std::string(name(a)) + " algorithm for " + std::string(name(c)));
   if (shape.ranksPerNode < 0)
     throw InvalidArgument("makePlan: ranksPerNode must be >= 0, got " + std::to_string(shape.ranksPerNode));
+  if (shape.blocks < 0 || shape.blocks > kMaxHierarchicalBlocks)
+    throw InvalidArgument("makePlan: blocks must be 0 (automatic) or 1.." + std::to_string(kMaxHierarchicalBlocks) + ", got " +
+                          std::to_string(shape.blocks));
   const int g = shape.ranksPerNode;
   if (a == Algorithm::Hierarchical && g > 0 && nranks % g != 0)
     throw InvalidArgument("makePlan: hier needs nranks (" + std::to_string(nranks) + ") to be a multiple of ranksPerNode (" +
@@ -110,7 +113,7 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
   ChannelGenerator generate = [&](int ch, std::int64_t part, int vroot) {
     if (dbtree) return ch % 2 == 0 ? allReduceTree(nranks, part) : allReduceShiftedTree(nranks, part);
     if (c == Collective::AllReduce && a == Algorithm::Hierarchical && g > 0)  // one block count for every part
-      return allReduceHierarchical(nranks, part, g, hierarchicalBlocks(chunkOf(count, channels, channels - 1).count, g, nranks / g));
+      return allReduceHierarchical(nranks, part, g, hierarchicalBlocksOf(nranks, count, shape));
     return oneChannel(c, a, nranks, part, vroot, g);
   };
   ChannelOrder order;

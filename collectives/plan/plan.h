@@ -127,6 +127,7 @@ std::vector<Op> sequentialOps(const Plan& plan, int rank);
 struct PlanShape {
   int channels = 1;
   int ranksPerNode = 0;
+  int blocks = 0;  // hier: blocks its lanes pipeline over (1..kMaxHierarchicalBlocks); 0: hierarchicalBlocks' choice
   friend bool operator==(const PlanShape&, const PlanShape&) = default;
 };
 
@@ -173,8 +174,11 @@ Plan reduceTree(int nranks, std::int64_t count, int root);
 // hierarchicalBlocks(count, ...)).
 Plan allReduceHierarchical(int nranks, std::int64_t count, int ranksPerNode, int blocks = 0);
 // How many blocks the hierarchical allreduce pipelines `count` elements in (allreduce_hierarchical.cc);
-// makePlan gives all C channels the number of its smallest part, chunkOf(count, C, C-1).
+// makePlan gives all C channels the number of its smallest part, chunkOf(count, C, C-1), unless
+// PlanShape::blocks says how many. hierarchicalBlocksOf is that number for a whole call.
+inline constexpr int kMaxHierarchicalBlocks = 16;
 int hierarchicalBlocks(std::int64_t count, int ranksPerNode, int nodes);
+int hierarchicalBlocksOf(int nranks, std::int64_t count, PlanShape shape);
 Plan allReduceOneShot(int nranks, std::int64_t count);
 Plan allReduceTwoShot(int nranks, std::int64_t count);
 

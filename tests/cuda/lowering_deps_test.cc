@@ -63,19 +63,20 @@ struct Layout {
 };
 constexpr Layout kLayouts[] = {{6, 3}, {8, 2}, {8, 4}, {12, 2}, {12, 3}, {12, 4}};
 
-// count >= 2 g N 1024 elements per channel: makePlan pipelines over B >= 2 blocks (hierarchicalBlocks);
-// 40009 on one channel (B = 3 or 4), just over the two-block threshold on two channels (B = 2). Whole
-// ops out of place, and slices of 3001 elements in place.
+// PlanShape::blocks asks for B = 3 blocks on one channel and B = 2 on two (the automatic choice,
+// hierarchicalBlocks, needs far more elements for that). Whole ops out of place, and slices of 3001
+// elements in place.
 TEST(LoweringDeps, HierarchicalOverSeveralBlocksIsRaceFreeAndComputesThePlan) {
   for (const Layout l : kLayouts)
     for (int channels : {1, 2})
       for (auto [slice, inPlace] : {std::pair<std::int64_t, bool>{0, false}, {3001, true}}) {
         const std::int64_t count = channels == 1 ? 40009 : 2 * 2 * std::int64_t{l.nranks} * 1024 + 7;
+        const int blocks = channels == 1 ? 3 : 2;
         SCOPED_TRACE("p=" + std::to_string(l.nranks) + " g=" + std::to_string(l.ranksPerNode) + " channels=" +
                      std::to_string(channels) + " n=" + std::to_string(count) + " slice=" + std::to_string(slice) +
                      (inPlace ? " in place" : ""));
         const plan::Plan p = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, l.nranks, count, 0,
-                                            {channels, l.ranksPerNode});
+                                            {channels, l.ranksPerNode, blocks});
         ASSERT_EQ(p.nchannels, 2 * channels);
         ASSERT_GE(p.nphases, 4) << "B >= 2 blocks (phases B + 2)";
         ASSERT_FALSE(p.deps.empty());
@@ -106,7 +107,7 @@ TEST(LoweringDeps, HierarchicalSmallCountsAndManyBlocks) {
 // receiver waits for the gate.
 TEST(LoweringDeps, TheNetworkLaneOpensWithAGateOnTheNodeLane) {
   const int p = 8, g = 2;
-  const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, p, 40009, 0, {1, g});
+  const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, p, 40009, 0, {1, g, 3});
   const LoweredPlan lp = lowerPlan(pl, 0);
   for (int r = 0; r < p; ++r) {
     const auto programs = lp.programsOf(r);

@@ -212,7 +212,7 @@ TEST(StagingPlan, HierarchicalOverSeveralBlocksAcrossNodesComputesThePlan) {
             checkStagingOf(plan::allReduceHierarchical(p, count, perNode, blocks), perNode, slice, inPlace);
             if (HasFailure()) return;
           }
-  const plan::Plan big = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 40009, 0, {1, 2});
+  const plan::Plan big = plan::makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 40009, 0, {1, 2, 3});
   ASSERT_GE(big.nphases, 4) << "B >= 2";
   SCOPED_TRACE("hier p=8 perNode=2 n=40009");
   checkStagingOf(big, 2, 3001, false);

@@ -96,9 +96,9 @@ TEST(MpiExecutor, HierarchicalPipelinedOverBlocksEveryOp) {
   for (std::int64_t n : {std::int64_t{40009}, std::int64_t{3 * 16384 + 5}})
     for (int channels : {1, 2})
       for (ReduceOp op : {ReduceOp::Sum, ReduceOp::Prod, ReduceOp::Min, ReduceOp::Max}) {
-        const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, p, n, 0, {channels, 2});
+        const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Hierarchical, p, n, 0, {channels, 2, 3});
         ASSERT_FALSE(pl.deps.empty());
-        ASSERT_GE(plan::hierarchicalBlocks(plan::chunkOf(n, channels, channels - 1).count, 2, p / 2), 2);
+        ASSERT_EQ(pl.nphases, 3 + 2);  // B = 3 blocks (PlanShape::blocks)
         const DataSpec spec{DataType::Float32, op, p, static_cast<std::uint64_t>(n + channels)};
         std::vector<float> in(static_cast<std::size_t>(n)), out(static_cast<std::size_t>(n), NAN), want(in.size());
         fillInput(spec, r, 0, in.size(), in.data());
@@ -200,8 +200,8 @@ TEST(Hybrid, SharedMemoryWithinANodeMpiBetweenNodes) {
   MpiLinks links(w);
   proc::ShmExecutor shm(job, r, node, 1 << 22, std::chrono::seconds(20), &links);
   for (plan::Algorithm a : {plan::Algorithm::Ring, plan::Algorithm::Hierarchical, plan::Algorithm::OneShot, plan::Algorithm::DoubleBinaryTree})
-    for (std::int64_t n : {7, 1000, 40009}) {  // 40009: hier pipelines 4 blocks per channel
-      const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, a, p, n, 0, {2, 2});
+    for (std::int64_t n : {7, 1000, 40009}) {  // hier pipelines 4 blocks per channel (PlanShape::blocks)
+      const plan::Plan pl = plan::makePlan(plan::Collective::AllReduce, a, p, n, 0, {2, 2, 4});
       const std::vector<float> in = inputOf(r, n, 77);
       std::byte* base = shm.buffer();
       std::memcpy(base, in.data(), in.size() * sizeof(float));

@@ -90,6 +90,10 @@ TEST(Channels, RefusesBadShapes) {
   EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 4, 8, 0, {kMaxChannels + 1, 0}), InvalidArgument);
   EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Hierarchical, 6, 8, 0, {1, 4}), InvalidArgument);
   EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Ring, 4, 8, 0, {1, -1}), InvalidArgument);
+  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 8, 0, {1, 4, -1}), InvalidArgument);
+  EXPECT_THROW(makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 8, 0, {1, 4, kMaxHierarchicalBlocks + 1}), InvalidArgument);
+  EXPECT_EQ(makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 100, 0, {2, 4, 5}).nphases, 5 + 2);  // blocks asked for
+  EXPECT_EQ(makePlan(Collective::AllReduce, Algorithm::Hierarchical, 8, 100, 0, {2, 4}).nphases, 1 + 2);      // too few elements for 2
 }
 
 TEST(Hierarchical, CrossesNodesOnlyBetweenRanksOfTheSameLocalIndex) {

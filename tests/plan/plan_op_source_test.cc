@@ -37,6 +37,8 @@ std::vector<Case> cases() {
       for (auto [p, g] : {std::pair{12, 3}, std::pair{16, 4}, std::pair{16, 8}, std::pair{6, 2}, std::pair{8, 0},
                           std::pair{8, 1}, std::pair{8, 8}, std::pair{5, 5}})
         out.push_back({Algorithm::Hierarchical, p, count, {channels, g}});
+      out.push_back({Algorithm::Hierarchical, 12, count, {channels, 3, 5}});  // blocks asked for
+      out.push_back({Algorithm::Hierarchical, 16, count, {channels, 4, 2}});
     }
   return out;
 }
