@@ -48,7 +48,8 @@ void ArrivalLog::record(int rank, std::uint32_t call, Clock::time_point when) {
   c.ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(when - epoch_).count(), std::memory_order_relaxed);
   c.call.store(call, std::memory_order_relaxed);
   row.through.store(call, std::memory_order_release);  // publishes the cell to the folder
-  if ((call - static_cast<std::uint32_t>(rank)) % kFoldEvery == 0 && foldMutex_.try_lock()) {
+  // Rank 0 folds: in a group call it is the driving thread, which then waits for the workers anyway.
+  if (rank == 0 && call % kFoldEvery == 0 && foldMutex_.try_lock()) {
     foldLocked();
     foldMutex_.unlock();
   }

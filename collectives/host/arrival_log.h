@@ -6,8 +6,8 @@
 // number and the time) and publishes the last call it recorded (`through`) on a cache line of its
 // own: recording shares no cache line with the other ranks, so it moves no line between cores. Calls
 // that every rank has passed (call <= the smallest `through`) are folded into the totals in batches,
-// under a lock, by whichever rank's recording reaches a fold point first (every kFoldEvery calls,
-// staggered by rank), or by stats(). A call some rank skipped (its cell holds another call number) is
+// under a lock, by rank 0 every kFoldEvery calls (in a group call the driving thread, which waits for
+// the workers anyway), by a rank that needs a cell back (below), or by stats(). A call some rank skipped (its cell holds another call number) is
 // not counted. A rank about to reuse a cell whose call is not folded yet (it runs a whole window ahead
 // of a peer: possible only with per-rank calls) first folds what it can; if the cell's call is still
 // open the log stops counting (ArrivalStats::incomplete) rather than mix two calls.
@@ -28,14 +28,14 @@ namespace cclab::host {
 
 class ArrivalLog {
  public:
-  // Calls between two folds by one rank's recording (ranks fold at staggered calls).
+  // Calls between two folds by rank 0's recording.
   static constexpr std::uint32_t kFoldEvery = 16;
 
   explicit ArrivalLog(int nranks);
 
   // Rank `rank` arrived at its call number `call` (1, 2, ...; the same number on every rank) at `when`.
-  // One rank records from one thread at a time, calls in increasing order. Lock-free except at fold
-  // points (every kFoldEvery calls), where it folds finished calls if no other rank is folding.
+  // One rank records from one thread at a time, calls in increasing order. Lock-free except at rank
+  // 0's fold points (every kFoldEvery calls), where it folds finished calls if no one else is folding.
   void record(int rank, std::uint32_t call, Clock::time_point when);
   // Forgets everything; `nextCall` is the first call number to count (no rank may have arrived at it).
   // Between calls only: an arrival racing with it may be lost or counted.
