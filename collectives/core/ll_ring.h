@@ -61,6 +61,8 @@ class LlRing {
   // and last (the padding units of its last line before them); returns the head after it. The caller
   // has made sure the reader is done with those lines.
   std::uint64_t write(std::uint64_t head, const std::byte* src, std::size_t bytes) const;
+  // Starts fetching the line of the unit at absolute position u (a hint: no wait, no effect on data).
+  void prefetch(std::uint64_t u) const { __builtin_prefetch(&line(u)); }
   // Whether the unit at absolute position u is written (this lap); `data` gets its 4 data bytes.
   bool unitReady(std::uint64_t u, std::uint32_t& data) const {
     const std::uint64_t v = line(u).units[u % kLlUnitsPerLine].load(std::memory_order_acquire);
