@@ -100,7 +100,7 @@ int main(int argc, char** argv) {
     try {
       o.algo = cclab::plan::parseAlgorithm(v);
     } catch (const cclab::InvalidArgument& e) {
-      throw UsageError(std::string("--algo: ") + e.what());
+      throw UsageError(e.what());
     }
   });
   cli.addOption('c', "count", "N", "float elements per call (default 2)",
