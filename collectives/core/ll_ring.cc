@@ -1,6 +1,7 @@
 // LlRing (ll_ring.h): writing and reading flagged lines.
 #include "collectives/core/ll_ring.h"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 #include <string>
@@ -33,14 +34,21 @@ std::uint64_t LlRing::write(std::uint64_t head, const std::byte* src, std::size_
   for (std::int64_t l = 0; l < lines; ++l, u += kLlUnitsPerLine) {
     const std::uint64_t flag = std::uint64_t{flagAt(u)} << 32;
     LlLine& dst = line(u);
-    for (std::size_t j = 0; j < kLlUnitsPerLine; ++j, done += kLlDataBytesPerUnit) {
+    // The last line's padding units (past the message's last unit) first: the reader polls the last
+    // data unit, and once it sees it, it takes the line; a padding store still queued behind it would
+    // have to take the line back (one more cache-line transfer on the sender's side per message).
+    const std::size_t dataUnits =
+        std::min<std::size_t>(kLlUnitsPerLine, (bytes - done + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit);
+    for (std::size_t j = dataUnits; j < kLlUnitsPerLine; ++j) dst.units[j].store(flag, std::memory_order_release);
+    for (std::size_t j = 0; j < dataUnits; ++j, done += kLlDataBytesPerUnit) {
       std::uint32_t data = 0;
       if (done + kLlDataBytesPerUnit <= bytes)
         std::memcpy(&data, src + done, kLlDataBytesPerUnit);  // constant size: one load
-      else if (done < bytes)
+      else
         for (std::size_t b = 0; b < bytes - done; ++b) data |= std::uint32_t{std::to_integer<std::uint8_t>(src[done + b])} << (8 * b);
       dst.units[j].store(flag | data, std::memory_order_release);
     }
+    done = std::min(done, bytes);
   }
   return u;
 }

@@ -57,9 +57,12 @@ class LlRing {
   [[nodiscard]] std::int64_t ringLines() const { return static_cast<std::int64_t>(lineMask_ + 1); }
   [[nodiscard]] std::uint64_t ringUnits() const { return std::uint64_t{1} << ringShift_; }
 
-  // Writes a message of `bytes` from src at `head` (units) with release stores, in order; returns the
-  // head after it. The caller has made sure the reader is done with those lines.
+  // Writes a message of `bytes` from src at `head` (units) with release stores, its data units in order
+  // and last (the padding units of its last line before them); returns the head after it. The caller
+  // has made sure the reader is done with those lines.
   std::uint64_t write(std::uint64_t head, const std::byte* src, std::size_t bytes) const;
+  // Starts fetching the line of the unit at absolute position u (a hint: no wait, no effect on data).
+  void prefetch(std::uint64_t u) const { __builtin_prefetch(&line(u)); }
   // Whether the unit at absolute position u is written (this lap); `data` gets its 4 data bytes.
   bool unitReady(std::uint64_t u, std::uint32_t& data) const {
     const std::uint64_t v = line(u).units[u % kLlUnitsPerLine].load(std::memory_order_acquire);

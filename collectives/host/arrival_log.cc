@@ -1,5 +1,4 @@
-// ArrivalLog (arrival_log.h): per-call arrivals in a ring of slots, folded into per-rank totals by
-// each call's last arriver.
+// ArrivalLog (arrival_log.h): per-rank rows of arrivals, folded into per-rank totals in batches.
 #include "collectives/host/arrival_log.h"
 
 #include <algorithm>
@@ -14,96 +13,115 @@ constexpr std::uint32_t kExtraWindow = 64;
 // Whether call number `a` comes after `b` (call numbers wrap around after 2^32 calls).
 bool after(std::uint32_t a, std::uint32_t b) { return static_cast<std::int32_t>(a - b) > 0; }
 
-void raiseTo(std::atomic<std::int64_t>& value, std::int64_t candidate) {
-  std::int64_t seen = value.load(std::memory_order_relaxed);
-  while (candidate > seen && !value.compare_exchange_weak(seen, candidate, std::memory_order_relaxed)) {
-  }
-}
-
 }  // namespace
 
 ArrivalLog::ArrivalLog(int nranks)
     : nranks_(nranks), window_(2 * static_cast<std::uint32_t>(nranks) + kExtraWindow), epoch_(Clock::now()) {
   if (nranks < 1) throw InvalidArgument("ArrivalLog: nranks must be >= 1");
-  slots_ = std::make_unique<Slot[]>(window_);
-  const std::size_t cells = static_cast<std::size_t>(window_) * static_cast<std::size_t>(nranks);
-  times_ = std::make_unique<std::atomic<std::int64_t>[]>(cells);
+  cells_ = std::make_unique<Cell[]>(static_cast<std::size_t>(window_) * static_cast<std::size_t>(nranks));
+  rows_ = std::make_unique<Row[]>(static_cast<std::size_t>(nranks));
   totals_ = std::make_unique<Totals[]>(static_cast<std::size_t>(nranks));
   reset(1);
 }
 
 void ArrivalLog::record(int rank, std::uint32_t call, Clock::time_point when) {
   if (incomplete_.load(std::memory_order_relaxed)) return;
-  const std::uint32_t slot = call % window_;
-  Slot& s = slots_[slot];
-  const std::uint32_t expected = s.call.load(std::memory_order_acquire);
-  if (expected != call) {
-    // A later call than the slot expects: the earlier one is still open, this rank ran a window ahead.
-    // An earlier one: a call started before the last reset, not counted.
-    if (after(call, expected)) incomplete_.store(true, std::memory_order_relaxed);
-    return;
+  Row& row = rows_[static_cast<std::size_t>(rank)];
+  if (!after(call, row.through.load(std::memory_order_relaxed))) return;  // started before the last reset
+  // This rank's cell last held call - window: that call must be folded before the cell is reused.
+  const std::uint32_t previous = call - window_;
+  std::uint32_t folded = row.seenFolded.load(std::memory_order_relaxed);
+  if (after(previous, folded)) {
+    folded = folded_.load(std::memory_order_acquire);
+    if (after(previous, folded)) {
+      const std::lock_guard lock(foldMutex_);  // a fold is a bounded computation: no wait inside
+      foldLocked();
+      folded = folded_.load(std::memory_order_relaxed);
+    }
+    if (after(previous, folded)) {  // a peer has not recorded that call: this rank ran a window ahead
+      incomplete_.store(true, std::memory_order_relaxed);
+      return;
+    }
+    row.seenFolded.store(folded, std::memory_order_relaxed);
   }
-  const auto ns = std::chrono::duration_cast<std::chrono::nanoseconds>(when - epoch_).count();
-  times_[static_cast<std::size_t>(rank) * window_ + slot].store(ns, std::memory_order_relaxed);
-  if (s.arrived.fetch_add(1, std::memory_order_acq_rel) + 1 == static_cast<std::uint32_t>(nranks_)) finish(slot, call);
+  Cell& c = cell(rank, call);
+  c.ns.store(std::chrono::duration_cast<std::chrono::nanoseconds>(when - epoch_).count(), std::memory_order_relaxed);
+  c.call.store(call, std::memory_order_relaxed);
+  row.through.store(call, std::memory_order_release);  // publishes the cell to the folder
+  // Rank 0 folds: in a group call it is the driving thread, which then waits for the workers anyway.
+  if (rank == 0 && call % kFoldEvery == 0 && foldMutex_.try_lock()) {
+    foldLocked();
+    foldMutex_.unlock();
+  }
 }
 
-void ArrivalLog::finish(std::uint32_t slot, std::uint32_t call) {
-  const auto t = [this, slot](int r) -> const std::atomic<std::int64_t>& {
-    return times_[static_cast<std::size_t>(r) * window_ + slot];
-  };
-  std::int64_t first = t(0).load(std::memory_order_relaxed);
-  std::int64_t lastTime = first;
-  int lastRank = 0;
+void ArrivalLog::foldLocked() const {
+  std::uint32_t through = rows_[0].through.load(std::memory_order_acquire);
   for (int r = 1; r < nranks_; ++r) {
-    const std::int64_t v = t(r).load(std::memory_order_relaxed);
-    first = std::min(first, v);
-    if (v > lastTime) {
-      lastTime = v;
-      lastRank = r;
+    const std::uint32_t t = rows_[static_cast<std::size_t>(r)].through.load(std::memory_order_acquire);
+    if (after(through, t)) through = t;
+  }
+  std::uint32_t call = folded_.load(std::memory_order_relaxed);
+  while (after(through, call)) {
+    ++call;
+    bool complete = true;
+    std::int64_t first = 0;
+    std::int64_t lastTime = 0;
+    int lastRank = 0;
+    for (int r = 0; r < nranks_ && complete; ++r) {
+      const Cell& c = cell(r, call);
+      if (c.call.load(std::memory_order_relaxed) != call) {
+        complete = false;  // rank r skipped this call: not counted
+        break;
+      }
+      const std::int64_t v = c.ns.load(std::memory_order_relaxed);
+      if (r == 0 || v < first) first = v;
+      if (r == 0 || v > lastTime) {  // ties: the lowest rank
+        lastTime = v;
+        lastRank = r;
+      }
     }
+    if (!complete) continue;
+    for (int r = 0; r < nranks_; ++r) {
+      const std::int64_t late = cell(r, call).ns.load(std::memory_order_relaxed) - first;
+      Totals& tot = totals_[static_cast<std::size_t>(r)];
+      tot.lateness += late;
+      tot.maxLateness = std::max(tot.maxLateness, late);
+    }
+    ++totals_[static_cast<std::size_t>(lastRank)].last;
+    ++calls_;
   }
-  for (int r = 0; r < nranks_; ++r) {
-    const std::int64_t late = t(r).load(std::memory_order_relaxed) - first;
-    Totals& tot = totals_[static_cast<std::size_t>(r)];
-    tot.lateness.fetch_add(late, std::memory_order_relaxed);
-    raiseTo(tot.maxLateness, late);
-  }
-  totals_[static_cast<std::size_t>(lastRank)].last.fetch_add(1, std::memory_order_relaxed);
-  calls_.fetch_add(1, std::memory_order_relaxed);
-  Slot& s = slots_[slot];
-  s.arrived.store(0, std::memory_order_relaxed);
-  s.call.store(call + window_, std::memory_order_release);  // after the reads above: the slot is free
+  folded_.store(call, std::memory_order_release);  // after the reads above: the ranks may reuse the cells
 }
 
 void ArrivalLog::reset(std::uint32_t nextCall) {
-  for (std::uint32_t s = 0; s < window_; ++s) {
-    slots_[s].arrived.store(0, std::memory_order_relaxed);
-    // The first call number from nextCall on that maps to slot s.
-    slots_[s].call.store(nextCall + (s + window_ - nextCall % window_) % window_, std::memory_order_release);
-  }
+  const std::lock_guard lock(foldMutex_);
+  const std::size_t cells = static_cast<std::size_t>(window_) * static_cast<std::size_t>(nranks_);
+  for (std::size_t i = 0; i < cells; ++i) cells_[i].call.store(0, std::memory_order_relaxed);
   for (int r = 0; r < nranks_; ++r) {
-    Totals& tot = totals_[static_cast<std::size_t>(r)];
-    tot.lateness.store(0, std::memory_order_relaxed);
-    tot.maxLateness.store(0, std::memory_order_relaxed);
-    tot.last.store(0, std::memory_order_relaxed);
+    rows_[static_cast<std::size_t>(r)].through.store(nextCall - 1, std::memory_order_relaxed);
+    rows_[static_cast<std::size_t>(r)].seenFolded.store(nextCall - 1, std::memory_order_relaxed);
+    totals_[static_cast<std::size_t>(r)] = Totals{};
   }
-  calls_.store(0, std::memory_order_relaxed);
+  calls_ = 0;
+  folded_.store(nextCall - 1, std::memory_order_relaxed);
   incomplete_.store(false, std::memory_order_release);
 }
 
 ArrivalStats ArrivalLog::stats() const {
+  const std::lock_guard lock(foldMutex_);
+  foldLocked();
   ArrivalStats out;
-  out.calls = calls_.load(std::memory_order_acquire);
+  out.calls = calls_;
   out.incomplete = incomplete_.load(std::memory_order_acquire);
   out.ranks.resize(static_cast<std::size_t>(nranks_));
   for (int r = 0; r < nranks_; ++r) {
     const Totals& tot = totals_[static_cast<std::size_t>(r)];
     RankArrivals& a = out.ranks[static_cast<std::size_t>(r)];
     a.calls = out.calls;
-    a.totalLateness = std::chrono::nanoseconds(tot.lateness.load(std::memory_order_relaxed));
-    a.maxLateness = std::chrono::nanoseconds(tot.maxLateness.load(std::memory_order_relaxed));
-    a.lastCount = tot.last.load(std::memory_order_relaxed);
+    a.totalLateness = std::chrono::nanoseconds(tot.lateness);
+    a.maxLateness = std::chrono::nanoseconds(tot.maxLateness);
+    a.lastCount = tot.last;
   }
   return out;
 }

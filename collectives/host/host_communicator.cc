@@ -29,9 +29,21 @@ class HostCommunicator final : public Communicator {
  public:
   explicit HostCommunicator(int nranks)
       : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
+        lowered_(std::make_unique<Lowered[]>(static_cast<std::size_t>(nranks))),
         pool_(nranks,
               [this](int r) {
-                runChecked(r, *job_.args, job_.algo, job_.buffers[static_cast<std::size_t>(r)], *job_.options);
+                const auto i = static_cast<std::size_t>(r);
+                if (!job_.llPlan) {
+                  runChecked(r, job_.args, job_.algo, job_.buffers[i], job_.options);
+                  return;
+                }
+                // Each rank lowers a new job itself (in parallel) and keeps it while the job stays.
+                Lowered& mine = lowered_[i];
+                if (mine.job != job_.version) {
+                  mine.call = ll_.lower(r, job_.args, *job_.llPlan, job_.buffers[i], job_.options);
+                  mine.job = job_.version;
+                }
+                ll_.runLowered(r, *job_.llPlan, mine.call);
               },
               executor_.spin()) {
     // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
@@ -43,7 +55,7 @@ class HostCommunicator final : public Communicator {
       sharePool_ = std::make_unique<WorkerPool>(
           cores,
           [this](int t) {
-            ll_.runShare(shares_[static_cast<std::size_t>(t)], *job_.args, *job_.plan, job_.buffers, *job_.options, shareSpin_);
+            ll_.runShare(shares_[static_cast<std::size_t>(t)], job_.args, *job_.llPlan, job_.buffers, job_.options, shareSpin_);
           },
           shareSpin_);
     }
@@ -64,31 +76,17 @@ class HostCommunicator final : public Communicator {
     if (static_cast<int>(buffers.size()) != nranks())
       throw InvalidArgument("host: runGroup needs " + std::to_string(nranks()) + " buffer pairs, got " +
                             std::to_string(buffers.size()));
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, nranks(), algo);
-    checkShape(options, nranks(), algo);
-    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
-    // Written only when it changes: a loop of identical calls then leaves the workers' copy of this
-    // line valid (one cache-line transfer less per call on the small-message path). The ranks' bodies
-    // skip the checks above (done once here, for every rank).
-    if (job_.args != &args || job_.buffers.data() != buffers.data() || job_.buffers.size() != buffers.size() ||
-        job_.options != &options || job_.algo != algo)
-      job_ = {&args, buffers, &options, algo};
+    // A call equal to the last one (by value: arguments, options, every rank's buffers) reuses its
+    // checks and its lowering, and writes nothing the workers read: their copy of job_ stays valid,
+    // so a loop of identical small calls hands them the call with the generation word alone.
+    if (!job_.valid || !sameCall(args, buffers, options)) prepare(args, buffers, options);
     // Every wait and start delay is bounded by the timeout; should the call still stall (no slice
     // moved for a whole timeout after rank 0 returned), end it naming the ranks still running
-    // (watchdog_, made once: only its patience changes per call).
-    // Written only when it changes: watchdog_ shares cache lines with job_, which the workers read.
-    if (watchdog_.patience != options.timeout) watchdog_.patience = options.timeout;
-    const Watchdog& watchdog = watchdog_;
-    if (sharePool_ && options.straggler.startDelay.count() == 0) {
-      const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
-      if (const plan::Plan* p = ll_.planFor(0, args, algo, shape)) {
-        if (job_.plan != p) job_.plan = p;  // unchanged in a loop: the workers' copy stays valid
-        sharePool_->runAll(watchdog);
-        return;
-      }
-    }
-    pool_.runAll(watchdog);
+    // (watchdog_, made once: only its patience changes per call, in prepare()).
+    if (job_.shares)
+      sharePool_->runAll(watchdog_);
+    else
+      pool_.runAll(watchdog_);
   }
 
   std::optional<ArrivalStats> arrivalStats() const override {
@@ -117,14 +115,71 @@ class HostCommunicator final : public Communicator {
   }
 
  private:
+  // The group call the workers run: copies of the caller's arguments (so a caller that changes its
+  // objects in place between calls is seen), checked once, and on the LL path lowered for every rank.
   struct Job {
-    const CollectiveArgs* args = nullptr;
-    std::span<const RankBuffers> buffers;
-    const CollectiveOptions* options = nullptr;
+    bool valid = false;  // checked and lowered (false after prepare() threw)
+    CollectiveArgs args;
+    CollectiveOptions options;
+    std::vector<RankBuffers> buffers;
     plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
-    const plan::Plan* plan = nullptr;              // the LL plan of a call run in shares
+    const plan::Plan* llPlan = nullptr;            // the call's LL plan; null: the slot path
+    bool shares = false;                           // run on sharePool_ (llPlan set)
+    std::uint64_t version = 0;                     // bumped by every prepare()
+  };
+  // A rank's lowering of job `job` (LlPath::lower), on a cache line of its own.
+  struct alignas(64) Lowered {
+    std::uint64_t job = 0;  // 0: none
+    LlRankCall call;
   };
   using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
+
+  // Whether this group call is the one job_ holds. Field by field: the static_asserts catch a field
+  // added to these structs and not compared here.
+  static_assert(sizeof(CollectiveArgs) == 24 && sizeof(CollectiveOptions) == 64 && sizeof(Straggler) == 32,
+                "a field was added: compare it in sameCall()");
+  bool sameCall(const CollectiveArgs& a, std::span<const RankBuffers> buffers, const CollectiveOptions& o) const {
+    const CollectiveArgs& ja = job_.args;
+    const CollectiveOptions& jo = job_.options;
+    if (a.collective != ja.collective || a.count != ja.count || a.type != ja.type || a.op != ja.op || a.root != ja.root)
+      return false;
+    if (o.algorithm != jo.algorithm || o.sliceBytes != jo.sliceBytes || o.timeout != jo.timeout ||
+        o.channels != jo.channels || o.ranksPerNode != jo.ranksPerNode || o.straggler.rank != jo.straggler.rank ||
+        o.straggler.startDelay != jo.straggler.startDelay || o.straggler.computeFactor != jo.straggler.computeFactor ||
+        o.straggler.linkFactor != jo.straggler.linkFactor)
+      return false;
+    for (std::size_t r = 0; r < buffers.size(); ++r)
+      if (buffers[r].send != job_.buffers[r].send || buffers[r].recv != job_.buffers[r].recv) return false;
+    return true;
+  }
+
+  // Checks a group call once for every rank and makes it job_ (lowered for LL when it is for LL).
+  void prepare(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
+    job_.valid = false;
+    const plan::Algorithm algo = resolve(args, options.algorithm);
+    checkArgs(args, nranks(), algo);
+    checkShape(options, nranks(), algo);
+    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
+    // Every rank's buffers before any rank starts: a rank refusing its null buffer after the others
+    // started would leave them waiting for it until the timeout.
+    const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
+    for (int r = 0; r < nranks(); ++r) {
+      const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
+      const bool needOutput = args.collective != plan::Collective::Reduce || r == args.root;
+      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
+        throw InvalidArgument("host: rank " + std::to_string(r) + " passed a null buffer");
+    }
+    job_.args = args;
+    job_.options = options;
+    job_.buffers.assign(buffers.begin(), buffers.end());
+    job_.algo = algo;
+    const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
+    job_.llPlan = ll_.planFor(0, args, algo, shape);  // the plan is the same for every rank
+    job_.shares = job_.llPlan && sharePool_ && options.straggler.startDelay.count() == 0;
+    ++job_.version;
+    watchdog_.patience = options.timeout;
+    job_.valid = true;
+  }
 
   void checkRank(int rank) const {
     if (rank < 0 || rank >= nranks()) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
@@ -186,9 +241,10 @@ class HostCommunicator final : public Communicator {
   HostExecutor executor_;
   LlPath ll_;
   std::vector<std::vector<std::byte>> scratch_;
+  std::unique_ptr<Lowered[]> lowered_;  // [rank]: touched by that rank's worker only
   std::mutex plansMutex_;
   std::map<PlanKey, std::shared_ptr<const plan::Plan>> plans_;
-  Job job_;
+  Job job_;  // written by runGroup's caller between calls only; read by the workers during one
   Watchdog watchdog_{std::chrono::nanoseconds(0), [this] { return executor_.progress() + ll_.executor().progress(); },
                      [this](const std::vector<int>& running) {
                        std::string ranks;

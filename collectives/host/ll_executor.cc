@@ -191,6 +191,13 @@ class LlExecutor::RankRun {
     if (bytes == 0) return;  // an empty message has no units (and was never sent)
     LlConnection& c = ex_.connection(channel, peer, rank_);
     const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
+    // A rank's first receive takes its arrival time (recordArrival) while the line it polls is on its
+    // way: the clock read (~30 ns here) then overlaps that transfer instead of following it (at the
+    // first wait) or delaying the end of the call (a rank that never waited).
+    if (!recorded_) {
+      c.prefetchUnit(units - 1);
+      recordArrival();
+    }
     std::uint32_t data = 0;
     // Wait for the last unit first: the sender writes in order with release stores, so the rest is then
     // there too (each unit is still checked below). Chasing the writer unit by unit would pull lines

@@ -46,6 +46,8 @@ class LlConnection {
   // ---- reader side (one thread) ----
   // Whether unit i of the next message is there; `data` gets its 4 data bytes when it is.
   bool unitReady(std::size_t i, std::uint32_t& data) const { return ring_.unitReady(tail_ + i, data); }
+  // Starts fetching the line of unit i of the next message (a hint).
+  void prefetchUnit(std::size_t i) const { ring_.prefetch(tail_ + i); }
   // Ends the read of a message of `bytes` (all its units were ready): moves the tail past its lines
   // and publishes the new tail in acked.
   void finishRead(std::size_t bytes);

@@ -107,6 +107,44 @@ void LlPath::runShare(std::span<const int> ranks, const CollectiveArgs& args, co
       finishAvg(buffers[static_cast<std::size_t>(rank)].recv, static_cast<std::size_t>(counts.output), args.type, p);
 }
 
+LlRankCall LlPath::lower(int rank, const CollectiveArgs& args, const plan::Plan& plan, RankBuffers buffers,
+                         const CollectiveOptions& options) {
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  const std::size_t elem = sizeOf(args.type);
+  const int p = executor_.nranks();
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+  const bool isRoot = rank == args.root;
+  const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
+  if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
+    throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
+  const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
+  if (cache.scratch.size() < scratchBytes) cache.scratch.resize(scratchBytes);
+
+  LlRankCall call;
+  call.memory = {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), cache.scratch.data()};
+  call.options.elemSize = elem;
+  call.options.reduce = hostReduceFn(args.type, args.op);
+  call.options.timeout = options.timeout;
+  if (options.straggler.rank == rank) call.options.startDelay = options.straggler.startDelay;
+  const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
+  if (args.op == ReduceOp::Avg && reduces) {
+    call.avgOutput = buffers.recv;
+    call.avgCount = static_cast<std::size_t>(counts.output);
+  }
+  call.type = args.type;
+  return call;
+}
+
+void LlPath::runLowered(int rank, const plan::Plan& plan, const LlRankCall& call) {
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  if (bind_ && !cache.bound) {
+    bindToCpu(rank);
+    cache.bound = true;
+  }
+  executor_.run(rank, plan, call.memory, call.options);
+  if (call.avgOutput) finishAvg(call.avgOutput, call.avgCount, call.type, executor_.nranks());
+}
+
 bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
                  RankBuffers buffers, const CollectiveOptions& options) {
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];
@@ -116,31 +154,12 @@ bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, pla
   }
   if (maxBytes_ == 0) return false;
   const std::size_t elem = sizeOf(args.type);
-  const int p = executor_.nranks();
-  const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+  const plan::BufferCounts counts = plan::bufferCounts(args.collective, executor_.nranks(), args.count);
   if (static_cast<std::size_t>(std::max(counts.input, counts.output)) * elem > maxBytes_) return false;
   const Entry& entry =
       entryFor(cache, {args.collective, algo, args.count, args.root, elem, shape.channels, shape.ranksPerNode});
   if (!entry.plan) return false;
-  const plan::Plan& plan = *entry.plan;
-
-  const bool isRoot = rank == args.root;
-  const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
-  if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
-    throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
-  const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
-  if (cache.scratch.size() < scratchBytes) cache.scratch.resize(scratchBytes);
-
-  RunOptions ro;
-  ro.elemSize = elem;
-  ro.reduce = hostReduceFn(args.type, args.op);
-  ro.timeout = options.timeout;
-  if (options.straggler.rank == rank) ro.startDelay = options.straggler.startDelay;
-  const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),
-                       cache.scratch.data()};
-  executor_.run(rank, plan, mem, ro);
-  const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
-  if (args.op == ReduceOp::Avg && reduces) finishAvg(buffers.recv, static_cast<std::size_t>(counts.output), args.type, p);
+  runLowered(rank, *entry.plan, lower(rank, args, *entry.plan, buffers, options));
   return true;
 }
 

@@ -38,6 +38,17 @@ std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes)
 // machine, where unbound rank threads may share one core. Unset or 0: no binding; else InvalidArgument.
 bool bindRanksFromEnvironment();
 
+// One rank's part of a call on LL, lowered (what run() works out per call from the arguments), so
+// that a loop of identical group calls hands the ranks a ready call: HostCommunicator lowers a group
+// call once for every rank and reuses it while the calls stay the same (runLowered).
+struct LlRankCall {
+  RankMemory memory;
+  RunOptions options;
+  void* avgOutput = nullptr;  // ReduceOp::Avg: the output this rank divides by nranks afterwards
+  std::size_t avgCount = 0;
+  DataType type = DataType::Float32;
+};
+
 class LlPath {
  public:
   LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes = llMaxBytesFromEnvironment(),
@@ -60,6 +71,14 @@ class LlPath {
   // indexed by rank. No straggler delay.
   void runShare(std::span<const int> ranks, const CollectiveArgs& args, const plan::Plan& plan,
                 std::span<const RankBuffers> buffers, const CollectiveOptions& options, std::chrono::nanoseconds spin);
+
+  // Rank `rank`'s part of a call that planFor said is for LL: checks its buffers (InvalidArgument on a
+  // null one) and sizes its scratch. Touches rank `rank`'s cache: only while that rank runs no call
+  // (a group call's driver lowers every rank before it hands them the call).
+  LlRankCall lower(int rank, const CollectiveArgs& args, const plan::Plan& plan, RankBuffers buffers,
+                   const CollectiveOptions& options);
+  // Runs a lowered call on rank `rank`'s thread (binds it like run()).
+  void runLowered(int rank, const plan::Plan& plan, const LlRankCall& call);
 
   [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
   LlExecutor& executor() { return executor_; }
