@@ -52,6 +52,13 @@ GatherShape gatherShape(const plan::Plan& plan, int r) {
   return {&all, static_cast<std::size_t>(p - 1), copy.dst};
 }
 
+// gatherShape of a plan gathers() accepted, without checking it again (no allocation: on every call).
+GatherShape gatherParts(const plan::Plan& plan, int r) {
+  const auto& ops = plan.ranks[static_cast<std::size_t>(r)];
+  const auto p = static_cast<std::size_t>(plan.nranks);
+  return {&ops[p - 1], p - 1, ops[p].dst};
+}
+
 std::string where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
 }
@@ -180,6 +187,9 @@ class LlExecutor::RankRun {
     }
     const auto offset = static_cast<std::size_t>(shape.out.offset) * o_.elemSize;
     for (std::byte* out : outputs) std::memcpy(out + offset, acc, bytes);
+    // No sender can sleep for room on these rings (in a gathered call a worker never waits, and any
+    // earlier call had ended before this one began): the wake-up fence for them is skipped.
+    st_.read.clear();
     finish();
   }
 
@@ -428,8 +438,7 @@ void LlExecutor::gatherSend(int rank, const plan::Plan& plan, const RankMemory& 
   RankState& st = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
   st.calls.store(call, std::memory_order_release);
-  const GatherShape shape = gatherShape(plan, rank);
-  const plan::Op& all = *shape.reduceAll;
+  const plan::Op& all = *gatherParts(plan, rank).reduceAll;
   const std::size_t bytes = static_cast<std::size_t>(all.count()) * options.elemSize;
   // Its arrival is recorded by rank 0 (RankRun::gatherFold): a clock read here (~30 ns) would delay
   // the send, and after the send this rank may touch nothing of the call. (gathers() refuses empty calls.)
@@ -456,7 +465,7 @@ void LlExecutor::gatherFold(const plan::Plan& plan, const RankMemory& memory, st
   RankState& st = ranks_[0];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
   st.calls.store(call, std::memory_order_release);
-  RankRun(*this, 0, plan, memory, options, call).gatherFold(gatherShape(plan, 0), outputs);
+  RankRun(*this, 0, plan, memory, options, call).gatherFold(gatherParts(plan, 0), outputs);
 }
 
 }  // namespace cclab::host
