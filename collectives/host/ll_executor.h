@@ -79,7 +79,7 @@ class LlExecutor {
   // gatherSend(r) on every rank r > 0 sends only its input line(s) to rank 0; gatherFold on rank 0
   // receives them, folds in rank order (ReduceAll's bits) and writes the result to every rank's output.
   // Once gatherFold returns, every peer's send is complete and a peer touches nothing of the call after
-  // its send (it records its arrival before): the call is over without a done word from the peers.
+  // its send (rank 0 records the peers' arrivals): the call is over without a done word from the peers.
   // Rank 0 reads every message before it returns, so every ring (r, 0) is empty at the next call.
   // Waits, timeouts, the start delay and failures as run(); a peer never waits (its ring has room).
   [[nodiscard]] static bool gathers(const plan::Plan& plan);
