@@ -5,7 +5,8 @@
 // 2, 3 and 4 ranks (a worker per rank: shares off), every type and op, in place and out of place, over
 // repeated calls on alternating buffers (nothing written into a buffer after its call returned); the
 // same bits with the gathered path off; a straggler within the timeout waited for (the call cannot
-// return before its message), one beyond it a one-line TimeoutError and a broken communicator.
+// return before its message), one beyond it a one-line TimeoutError and a broken communicator; the
+// arrival log (rank 0 records the workers' arrivals) counts every call and shows the straggler late.
 #include <gtest/gtest.h>
 
 #include <chrono>
@@ -201,6 +202,37 @@ TEST(GatheredOneShot, AStragglerIsWaitedForWithinTheTimeoutAndEndsInOneLineTimeo
     EXPECT_LT(std::chrono::steady_clock::now() - t1, std::chrono::seconds(5)) << "no hang";
     o.straggler = {};
     EXPECT_THROW(comm->runGroup(args, set.bufs, o), Error) << "a later call must refuse, not hang";
+  }
+}
+
+// Rank 0 records the workers' arrivals in a gathered call: every call is counted for every rank, and
+// a straggler's start delay shows as its lateness (it arrives last, at least the delay after rank 0).
+TEST(GatheredOneShot, ArrivalsAreCountedForEveryRankAndAStragglerIsLate) {
+  ScopedEnv shares("CCLAB_LL_SHARES", "0");
+  ScopedEnv env("CCLAB_LL_GATHER", "1");
+  for (int p : {2, 3}) {
+    auto comm = makeCommunicator(Backend::Host, {p});
+    RankSet set(p, 7 * 4, false);
+    const CollectiveArgs args{Collective::AllReduce, 7, DataType::Float32, ReduceOp::Sum, 0};
+    CollectiveOptions o;
+    o.algorithm = Algorithm::OneShot;
+    o.timeout = std::chrono::seconds(5);
+    comm->resetArrivalStats();
+    constexpr int kCalls = 40;  // more than the log's batches of 16
+    for (int i = 0; i < kCalls; ++i) runAndCheck(*comm, args, o, set, 10 + static_cast<std::uint64_t>(i), "arrivals");
+    o.straggler.rank = p - 1;
+    o.straggler.startDelay = std::chrono::milliseconds(30);
+    runAndCheck(*comm, args, o, set, 99, "straggler");
+    const auto stats = comm->arrivalStats();
+    ASSERT_TRUE(stats.has_value());
+    EXPECT_FALSE(stats->incomplete);
+    EXPECT_EQ(stats->calls, kCalls + 1) << "p=" << p;
+    ASSERT_EQ(stats->ranks.size(), static_cast<std::size_t>(p));
+    for (int r = 0; r < p; ++r) EXPECT_EQ(stats->ranks[static_cast<std::size_t>(r)].calls, kCalls + 1) << "rank " << r;
+    const RankArrivals& late = stats->ranks[static_cast<std::size_t>(p - 1)];
+    EXPECT_GE(late.maxLateness, std::chrono::milliseconds(30)) << "p=" << p;
+    EXPECT_GE(late.lastCount, 1) << "p=" << p;
+    EXPECT_LT(stats->ranks[0].maxLateness, std::chrono::milliseconds(30)) << "p=" << p;
   }
 }
 
