@@ -18,12 +18,16 @@ namespace cclab::host {
 namespace {
 
 // CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
-bool llSharesEnabled() {
-  const char* env = std::getenv("CCLAB_LL_SHARES");
+bool onOffFromEnvironment(const char* name) {
+  const char* env = std::getenv(name);
   if (env == nullptr || std::string(env) == "1") return true;
   if (std::string(env) == "0") return false;
-  throw InvalidArgument("CCLAB_LL_SHARES='" + std::string(env) + "': expected 0 or 1");
+  throw InvalidArgument(std::string(name) + "='" + std::string(env) + "': expected 0 or 1");
 }
+bool llSharesEnabled() { return onOffFromEnvironment("CCLAB_LL_SHARES"); }
+// CCLAB_LL_GATHER=0 turns gathered one-shot calls off (every rank folds and reports done, to compare);
+// unset or 1: on.
+bool llGatherEnabled() { return onOffFromEnvironment("CCLAB_LL_GATHER"); }
 
 class HostCommunicator final : public Communicator {
  public:
@@ -39,11 +43,35 @@ class HostCommunicator final : public Communicator {
                 }
                 // Each rank lowers a new job itself (in parallel) and keeps it while the job stays.
                 Lowered& mine = lowered_[i];
-                if (mine.job != job_.version) {
-                  mine.call = ll_.lower(r, job_.args, *job_.llPlan, job_.buffers[i], job_.options);
-                  mine.job = job_.version;
+                if (!job_.gather) {
+                  if (mine.job != job_.version) {
+                    mine.call = ll_.lower(r, job_.args, *job_.llPlan, job_.buffers[i], job_.options);
+                    mine.job = job_.version;
+                  }
+                  ll_.runLowered(r, *job_.llPlan, mine.call);
+                  return;
                 }
-                ll_.runLowered(r, *job_.llPlan, mine.call);
+                // Gathered (ll_executor.h): rank 0 folds and writes every output; the call ends when it
+                // returns (runAll does not wait for the workers). A worker reads job_ only before its
+                // send, and a worker that fails first ends rank 0's wait at once, not at the timeout.
+                if (r == 0) {
+                  if (mine.job != job_.version) {
+                    mine.call = ll_.lower(0, job_.args, *job_.llPlan, job_.buffers[0], job_.options);
+                    mine.job = job_.version;
+                  }
+                  ll_.runGatherFold(*job_.llPlan, mine.call, job_.outputs);
+                  return;
+                }
+                try {
+                  if (mine.job != job_.version) {
+                    mine.call = ll_.lower(r, job_.args, *job_.llPlan, job_.buffers[i], job_.options);
+                    mine.job = job_.version;
+                  }
+                  ll_.runGatherSend(r, *job_.llPlan, mine.call);
+                } catch (const std::exception& e) {
+                  ll_.executor().abort(e.what());
+                  throw;
+                }
               },
               executor_.spin()) {
     // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
@@ -86,7 +114,7 @@ class HostCommunicator final : public Communicator {
     if (job_.shares)
       sharePool_->runAll(watchdog_);
     else
-      pool_.runAll(watchdog_);
+      pool_.runAll(watchdog_, job_.gather);
   }
 
   std::optional<ArrivalStats> arrivalStats() const override {
@@ -125,6 +153,8 @@ class HostCommunicator final : public Communicator {
     plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
     const plan::Plan* llPlan = nullptr;            // the call's LL plan; null: the slot path
     bool shares = false;                           // run on sharePool_ (llPlan set)
+    bool gather = false;                           // a gathered one-shot (LlExecutor::gathers; not shares)
+    std::vector<std::byte*> outputs;               // [rank]: buffers[rank].recv (for a gathered call)
     std::uint64_t version = 0;                     // bumped by every prepare()
   };
   // A rank's lowering of job `job` (LlPath::lower), on a cache line of its own.
@@ -176,6 +206,9 @@ class HostCommunicator final : public Communicator {
     const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
     job_.llPlan = ll_.planFor(0, args, algo, shape);  // the plan is the same for every rank
     job_.shares = job_.llPlan && sharePool_ && options.straggler.startDelay.count() == 0;
+    job_.gather = job_.llPlan && !job_.shares && gather_ && LlExecutor::gathers(*job_.llPlan);
+    job_.outputs.clear();
+    for (const RankBuffers& b : job_.buffers) job_.outputs.push_back(static_cast<std::byte*>(b.recv));
     ++job_.version;
     watchdog_.patience = options.timeout;
     job_.valid = true;
@@ -261,6 +294,7 @@ class HostCommunicator final : public Communicator {
   std::chrono::nanoseconds shareSpin_ = spinFromEnvironment(kSpinWhenCoresSuffice);
   std::vector<std::vector<int>> shares_;
   std::unique_ptr<WorkerPool> sharePool_;
+  bool gather_ = llGatherEnabled();
 };
 
 }  // namespace

@@ -25,6 +25,40 @@ constexpr int kChecksBeforeClock = 256;
 
 bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
+// A one-shot allreduce's ops on one rank: p - 1 sends of the ReduceAll's operand, one to every peer,
+// the ReduceAll, then a copy of its result to the output (allreduce_oneshot.cc). Null when not so.
+struct GatherShape {
+  const plan::Op* reduceAll = nullptr;
+  std::size_t reduceAllIndex = 0;
+  plan::Range out;
+};
+GatherShape gatherShape(const plan::Plan& plan, int r) {
+  const auto& ops = plan.ranks[static_cast<std::size_t>(r)];
+  const int p = plan.nranks;
+  if (static_cast<int>(ops.size()) != p + 1) return {};
+  const plan::Op& all = ops[static_cast<std::size_t>(p - 1)];
+  const plan::Op& copy = ops[static_cast<std::size_t>(p)];
+  if (all.kind != plan::OpKind::ReduceAll || copy.kind != plan::OpKind::Copy || copy.src != all.dst ||
+      copy.dst.buf != plan::Buf::Output || all.src.buf != plan::Buf::Input || copy.channel != all.channel)
+    return {};
+  std::vector<bool> sent(static_cast<std::size_t>(p), false);
+  for (int i = 0; i < p - 1; ++i) {
+    const plan::Op& s = ops[static_cast<std::size_t>(i)];
+    if (s.kind != plan::OpKind::Send || s.src != all.src || s.channel != all.channel || s.peer == r || s.peer < 0 ||
+        s.peer >= p || sent[static_cast<std::size_t>(s.peer)])
+      return {};
+    sent[static_cast<std::size_t>(s.peer)] = true;
+  }
+  return {&all, static_cast<std::size_t>(p - 1), copy.dst};
+}
+
+// gatherShape of a plan gathers() accepted, without checking it again (no allocation: on every call).
+GatherShape gatherParts(const plan::Plan& plan, int r) {
+  const auto& ops = plan.ranks[static_cast<std::size_t>(r)];
+  const auto p = static_cast<std::size_t>(plan.nranks);
+  return {&ops[p - 1], p - 1, ops[p].dst};
+}
+
 std::string where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
 }
@@ -132,6 +166,33 @@ class LlExecutor::RankRun {
       : ex_(ex), st_(ex.ranks_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o),
         call_(call) {}
 
+  // LlExecutor::gatherFold's part (rank 0): shape is rank 0's (gatherShape), its count > 0.
+  void gatherFold(const GatherShape& shape, std::span<std::byte* const> outputs) {
+    const plan::Op& all = *shape.reduceAll;
+    opIndex_ = shape.reduceAllIndex;
+    const std::size_t elems = static_cast<std::size_t>(all.count());
+    const std::size_t bytes = elems * o_.elemSize;
+    std::byte* acc = buffer(st_.acc, bytes);
+    std::byte* in = buffer(st_.incoming, bytes);
+    std::memcpy(acc, address(all.src), bytes);
+    for (int q = 1; q < ex_.nranks_; ++q) {  // ReduceAll's fold: v_0 (op) v_1 (op) ... in rank order
+      clocked_ = false;
+      receive(all.channel, q, in, bytes);
+      // Peer q's arrival, recorded here for it (it reads no clock): rank 0's own when its message came
+      // within the wait's first clock-free checks (a few µs at most), else when rank 0 found it.
+      RankState& peer = ex_.ranks_[static_cast<std::size_t>(q)];
+      peer.unrecorded.push_back({call_, clocked_ ? Clock::now() : arrivedAt_});
+      if (peer.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(peer);
+      o_.reduce(acc, acc, in, elems);
+    }
+    const auto offset = static_cast<std::size_t>(shape.out.offset) * o_.elemSize;
+    for (std::byte* out : outputs) std::memcpy(out + offset, acc, bytes);
+    // No sender can sleep for room on these rings (in a gathered call a worker never waits, and any
+    // earlier call had ended before this one began): the wake-up fence for them is skipped.
+    st_.read.clear();
+    finish();
+  }
+
   void execute() {
     std::vector<plan::Op> sequential;  // a plan with phase deps runs phase by phase (plan.h)
     if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, rank_);
@@ -158,6 +219,11 @@ class LlExecutor::RankRun {
         case plan::OpKind::ReduceAll: reduceAll(op, src, dst, bytes, elems); break;
       }
     }
+    finish();
+  }
+
+ private:
+  void finish() {
     // A rank that never waited records its arrival later (at its next wait, or in a batch): the log's
     // shared counters would otherwise sit between its last op and the end of the call.
     if (!recorded_) {
@@ -167,7 +233,6 @@ class LlExecutor::RankRun {
     flushWakes();
   }
 
- private:
   std::byte* address(const plan::Range& r) const { return mem_.at(r, 0, o_.elemSize); }
 
   static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
@@ -241,7 +306,8 @@ class LlExecutor::RankRun {
   void recordArrival() {
     if (recorded_) return;
     recorded_ = true;
-    st_.unrecorded.push_back({call_, Clock::now()});
+    arrivedAt_ = Clock::now();
+    st_.unrecorded.push_back({call_, arrivedAt_});
     if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
@@ -273,6 +339,7 @@ class LlExecutor::RankRun {
       cpuRelax();
     }
     flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
+    clocked_ = true;
     const auto start = Clock::now();
     const auto deadline = start + o_.timeout;
     if (ex_.spin_.count() > 0) {
@@ -329,6 +396,8 @@ class LlExecutor::RankRun {
   const RunOptions& o_;
   std::uint32_t call_;
   bool recorded_ = false;
+  Clock::time_point arrivedAt_{};  // this rank's arrival, once recorded_
+  bool clocked_ = false;           // a wait went past its clock-free checks (gatherFold)
   std::size_t opIndex_ = 0;
 };
 
@@ -343,6 +412,62 @@ void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory,
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
   st.calls.store(call, std::memory_order_release);
   RankRun(*this, rank, plan, memory, options, call).execute();
+}
+
+bool LlExecutor::gathers(const plan::Plan& plan) {
+  if (plan.collective != plan::Collective::AllReduce || plan.algorithm != plan::Algorithm::OneShot || plan.nranks < 2 ||
+      plan.nchannels != 1)
+    return false;
+  const GatherShape first = gatherShape(plan, 0);
+  // Not an empty call: a worker with nothing to send would still be in it (its start delay, say) when
+  // rank 0, which has nothing to wait for, returns.
+  if (!first.reduceAll || first.reduceAll->count() <= 0) return false;
+  for (int r = 1; r < plan.nranks; ++r) {
+    const GatherShape s = gatherShape(plan, r);
+    if (!s.reduceAll || s.reduceAll->src != first.reduceAll->src || s.out != first.out ||
+        s.reduceAll->channel != first.reduceAll->channel)
+      return false;
+  }
+  return true;
+}
+
+void LlExecutor::gatherSend(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
+  if (rank < 1 || rank >= nranks_) throw InvalidArgument("host ll: gatherSend rank " + std::to_string(rank) + " out of range");
+  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
+  if (options.startDelay.count() > 0)
+    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
+                      [this](const std::string& why) { fail(why); });
+  RankState& st = ranks_[static_cast<std::size_t>(rank)];
+  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
+  st.calls.store(call, std::memory_order_release);
+  const plan::Op& all = *gatherParts(plan, rank).reduceAll;
+  const std::size_t bytes = static_cast<std::size_t>(all.count()) * options.elemSize;
+  // Its arrival is recorded by rank 0 (RankRun::gatherFold): a clock read here (~30 ns) would delay
+  // the send, and after the send this rank may touch nothing of the call. (gathers() refuses empty calls.)
+  LlConnection& c = connection(all.channel, rank, 0);
+  if (!c.hasRoom(bytes)) {  // rank 0 read every earlier message before its call returned
+    const std::string why = where(plan) + ": rank " + std::to_string(rank) + " found its ring to rank 0 full";
+    fail(why);
+    throw Error(why);
+  }
+  c.write(memory.at(all.src, 0, options.elemSize), bytes);
+  // Wakes rank 0 should it sleep on the bell (flushWakes' protocol); the connection outlives the call.
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (c.bell().sleepers.load(std::memory_order_relaxed) != 0) c.bell().add(1);
+}
+
+void LlExecutor::gatherFold(const plan::Plan& plan, const RankMemory& memory, std::span<std::byte* const> outputs,
+                            const RunOptions& options) {
+  if (plan.nranks != nranks_ || outputs.size() != static_cast<std::size_t>(nranks_))
+    throw InvalidArgument("host ll: gatherFold needs a plan and outputs for " + std::to_string(nranks_) + " ranks");
+  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
+  if (options.startDelay.count() > 0)
+    abort_.delayStart(where(plan) + ": rank 0", options.startDelay, options.timeout,
+                      [this](const std::string& why) { fail(why); });
+  RankState& st = ranks_[0];
+  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
+  st.calls.store(call, std::memory_order_release);
+  RankRun(*this, 0, plan, memory, options, call).gatherFold(gatherParts(plan, 0), outputs);
 }
 
 }  // namespace cclab::host

@@ -73,6 +73,21 @@ class LlExecutor {
   void runRanks(std::span<const int> ranks, const plan::Plan& plan, std::span<const RankMemory> memories,
                 const RunOptions& options, std::chrono::nanoseconds spin);
 
+  // Gathered one-shot allreduce, for a group call whose driver runs rank 0 (ll_executor.cc): whether
+  // `plan` is a non-empty one-channel one-shot allreduce (every rank sends its input to every peer, folds all p
+  // inputs in rank order, copies the fold to its output), which rank 0 can then complete for everyone:
+  // gatherSend(r) on every rank r > 0 sends only its input line(s) to rank 0; gatherFold on rank 0
+  // receives them, folds in rank order (ReduceAll's bits) and writes the result to every rank's output.
+  // Once gatherFold returns, every peer's send is complete and a peer touches nothing of the call after
+  // its send (rank 0 records the peers' arrivals): the call is over without a done word from the peers.
+  // Rank 0 reads every message before it returns, so every ring (r, 0) is empty at the next call.
+  // Waits, timeouts, the start delay and failures as run(); a peer never waits (its ring has room).
+  [[nodiscard]] static bool gathers(const plan::Plan& plan);
+  void gatherSend(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
+  // outputs[q]: rank q's output buffer (rank 0's included).
+  void gatherFold(const plan::Plan& plan, const RankMemory& memory, std::span<std::byte* const> outputs,
+                  const RunOptions& options);
+
   [[nodiscard]] bool broken() const { return abort_.raised(); }
   void abort(const std::string& why) { fail(why); }
   [[nodiscard]] std::uint64_t progress() const;  // grows with every wait that outlasts the spin

@@ -145,6 +145,26 @@ void LlPath::runLowered(int rank, const plan::Plan& plan, const LlRankCall& call
   if (call.avgOutput) finishAvg(call.avgOutput, call.avgCount, call.type, executor_.nranks());
 }
 
+void LlPath::runGatherSend(int rank, const plan::Plan& plan, const LlRankCall& call) {
+  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
+  if (bind_ && !cache.bound) {
+    bindToCpu(rank);
+    cache.bound = true;
+  }
+  executor_.gatherSend(rank, plan, call.memory, call.options);
+}
+
+void LlPath::runGatherFold(const plan::Plan& plan, const LlRankCall& call, std::span<std::byte* const> outputs) {
+  RankCache& cache = caches_[0];
+  if (bind_ && !cache.bound) {
+    bindToCpu(0);
+    cache.bound = true;
+  }
+  executor_.gatherFold(plan, call.memory, outputs, call.options);
+  if (call.avgOutput)
+    for (std::byte* out : outputs) finishAvg(out, call.avgCount, call.type, executor_.nranks());
+}
+
 bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
                  RankBuffers buffers, const CollectiveOptions& options) {
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];

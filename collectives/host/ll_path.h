@@ -79,6 +79,11 @@ class LlPath {
                    const CollectiveOptions& options);
   // Runs a lowered call on rank `rank`'s thread (binds it like run()).
   void runLowered(int rank, const plan::Plan& plan, const LlRankCall& call);
+  // A lowered group call whose plan LlExecutor::gathers: rank r > 0 only sends its input to rank 0
+  // (runGatherSend); rank 0 (runGatherFold) folds and writes every rank's output (outputs[q], rank q's
+  // receive buffer), Avg's division included. Bind like runLowered.
+  void runGatherSend(int rank, const plan::Plan& plan, const LlRankCall& call);
+  void runGatherFold(const plan::Plan& plan, const LlRankCall& call, std::span<std::byte* const> outputs);
 
   [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
   LlExecutor& executor() { return executor_; }

@@ -32,7 +32,7 @@ WorkerPool::~WorkerPool() {
   for (auto& t : threads_) t.join();
 }
 
-void WorkerPool::runAll(const Watchdog& watchdog) {
+void WorkerPool::runAll(const Watchdog& watchdog, bool rank0Completes) {
   // errors_ needs no reset: a worker writes its entry only when it throws, and runAll clears what it
   // rethrows (below), so the entries are null between jobs.
   const std::uint32_t generation = generation_.value.load(std::memory_order_relaxed) + 1;
@@ -42,6 +42,7 @@ void WorkerPool::runAll(const Watchdog& watchdog) {
   } catch (...) {
     errors_[0] = std::current_exception();
   }
+  if (rank0Completes && !errors_[0]) return;
   waitForWorkers(watchdog, generation);
   std::exception_ptr first;
   for (auto& e : errors_)

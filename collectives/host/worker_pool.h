@@ -41,7 +41,11 @@ class WorkerPool {
   // Runs body(r) for every rank (rank 0 on this thread), waits for all, rethrows the first failure.
   // Every body's waits are bounded; should the job still stall (no progress for watchdog.patience
   // after rank 0 returned), watchdog.abort is called once and the workers are then waited for.
-  void runAll(const Watchdog& watchdog = {});
+  // rank0Completes: the job is over once body(0) returns normally (a gathered LL call, ll_executor.h:
+  // the workers touch nothing of it after their last message, which rank 0 has read), so runAll returns
+  // without waiting for their done words; a worker cannot lag a generation behind, as rank 0 needed its
+  // message. When body(0) throws, runAll waits for the workers (watchdog and all) as for any job.
+  void runAll(const Watchdog& watchdog = {}, bool rank0Completes = false);
 
  private:
   void loop(int rank);
