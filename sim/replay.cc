@@ -377,7 +377,7 @@ class Engine {
       const int r = agentRank_[a];
       for (const plan::PhaseDep& d : gates_.of(op.channel, op.phase)) {
         const int b = agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(d.afterChannel)];
-        if (b < 0 || plan::finishedThrough(done(b), done(b) ? 0 : cursor_[b].current().phase, d.afterPhase)) continue;
+        if (b < 0 || plan::finishedThrough(cursor_[b], d.afterPhase)) continue;
         out += "; rank " + std::to_string(r) + " channel " + std::to_string(op.channel) + " waits for channel " +
                std::to_string(d.afterChannel) + " to pass phase " + std::to_string(d.afterPhase);
         ++shown;
@@ -396,8 +396,7 @@ class Engine {
     for (const plan::PhaseDep& d : gates_.of(ch, phase)) {
       const int b = agentOf_[static_cast<std::size_t>(r) * nch_ + static_cast<std::size_t>(d.afterChannel)];
       if (b < 0) continue;  // a channel without ops on this rank: met at once
-      const bool bDone = done(b);
-      if (!plan::finishedThrough(bDone, bDone ? 0 : cursor_[b].current().phase, d.afterPhase)) {
+      if (!plan::finishedThrough(cursor_[b], d.afterPhase)) {
         if (opt_.trace && blockedAt_[a] < 0) blockedAt_[a] = now;  // the wait shows in the trace from here
         waitPhase_[a] = d.afterPhase;
         waitingOn_[a] = b;

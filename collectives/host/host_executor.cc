@@ -224,17 +224,12 @@ class HostExecutor::RankRun {
     const int phase = lane.ops[lane.walk.opIndex()].phase;
     if (phase == lane.gatesPassed) return true;
     const RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
-    for (const plan::PhaseDep& d : gates_->of(lane.channel, phase)) {
-      const int other = state.laneOf[static_cast<std::size_t>(d.afterChannel)];
-      if (other < 0) continue;  // no ops on this rank
-      const Lane& o = state.lanes[static_cast<std::size_t>(other)];
-      const bool done = o.walk.done();
-      if (!plan::finishedThrough(done, done ? 0 : o.ops[o.walk.opIndex()].phase, d.afterPhase)) {
-        lane.gated = true;
-        return false;
-      }
-    }
-    lane.gated = false;
+    const auto walkerOf = [&](int channel) -> const plan::SliceCursor* {
+      const int other = state.laneOf[static_cast<std::size_t>(channel)];
+      return other < 0 ? nullptr : &state.lanes[static_cast<std::size_t>(other)].walk;  // none: no ops on this rank
+    };
+    lane.gated = !plan::gatesMet(*gates_, lane.channel, phase, walkerOf);
+    if (lane.gated) return false;
     lane.gatesPassed = phase;
     return true;
   }

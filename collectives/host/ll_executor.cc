@@ -194,9 +194,8 @@ class LlExecutor::RankRun {
   }
 
   void execute() {
-    std::vector<plan::Op> sequential;  // a plan with phase deps runs phase by phase (plan.h)
-    if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, rank_);
-    const auto& ops = plan_.deps.empty() ? plan_.ranks[static_cast<std::size_t>(rank_)] : sequential;
+    const plan::SequentialOps sequential(plan_, rank_);  // phase by phase when the plan has deps (plan.h)
+    const std::span<const plan::Op> ops = sequential.ops();
     for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
       const plan::Op& op = ops[opIndex_];
       if (op.count() <= 0) continue;

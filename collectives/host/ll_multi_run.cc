@@ -35,7 +35,7 @@ class LlExecutor::MultiRun {
     const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this thread runs the rank now
     st.calls.store(call, std::memory_order_release);
     tasks_.push_back(Task{rank, &st, &mem, call, arrival});
-    if (!plan_.deps.empty()) tasks_.back().sequential = plan::sequentialOps(plan_, rank);  // phase by phase (plan.h)
+    tasks_.back().sequential = plan::sequentialOps(plan_, rank);  // phase by phase when the plan has deps (plan.h)
   }
 
   void execute() {
@@ -112,7 +112,7 @@ class LlExecutor::MultiRun {
     int q = 0;  // inside a ReduceAll: the next rank to fold
     bool done = false;
     bool recorded = false;
-    std::vector<plan::Op> sequential{};  // the rank's ops in order when the plan has deps (else empty)
+    plan::SequentialOps sequential{};  // the rank's ops in the order it runs them
   };
   struct Blocked {  // what the first blocked task of the last pass waits for
     WaitWord* word = nullptr;
@@ -133,7 +133,7 @@ class LlExecutor::MultiRun {
   // Moves task t as far as it goes; true when it moved at all. Sets blocked_ for the first task of a
   // pass that stops short of its end.
   bool step(Task& t) {
-    const auto& ops = plan_.deps.empty() ? plan_.ranks[static_cast<std::size_t>(t.rank)] : t.sequential;
+    const std::span<const plan::Op> ops = t.sequential.ops();
     bool moved = false;
     for (; t.op < ops.size(); ++t.op, t.q = 0, moved = true) {
       const plan::Op& op = ops[t.op];

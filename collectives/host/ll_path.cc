@@ -77,11 +77,7 @@ const plan::Plan* LlPath::planFor(int rank, const CollectiveArgs& args, plan::Al
 
 void LlPath::runShare(std::span<const int> ranks, const CollectiveArgs& args, const plan::Plan& plan,
                       std::span<const RankBuffers> buffers, const CollectiveOptions& options, std::chrono::nanoseconds spin) {
-  RankCache& lead = caches_[static_cast<std::size_t>(ranks.front())];
-  if (bind_ && !lead.bound) {
-    bindToCpu(ranks.front());
-    lead.bound = true;
-  }
+  RankCache& lead = boundCache(ranks.front());
   const std::size_t elem = sizeOf(args.type);
   const int p = executor_.nranks();
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
@@ -135,31 +131,28 @@ LlRankCall LlPath::lower(int rank, const CollectiveArgs& args, const plan::Plan&
   return call;
 }
 
-void LlPath::runLowered(int rank, const plan::Plan& plan, const LlRankCall& call) {
+LlPath::RankCache& LlPath::boundCache(int rank) {
   RankCache& cache = caches_[static_cast<std::size_t>(rank)];
-  if (bind_ && !cache.bound) {
+  if (bind_ && !cache.bound) {  // at the rank's first call on its thread
     bindToCpu(rank);
     cache.bound = true;
   }
+  return cache;
+}
+
+void LlPath::runLowered(int rank, const plan::Plan& plan, const LlRankCall& call) {
+  boundCache(rank);  // binds the thread at its first call
   executor_.run(rank, plan, call.memory, call.options);
   if (call.avgOutput) finishAvg(call.avgOutput, call.avgCount, call.type, executor_.nranks());
 }
 
 void LlPath::runGatherSend(int rank, const plan::Plan& plan, const LlRankCall& call) {
-  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
-  if (bind_ && !cache.bound) {
-    bindToCpu(rank);
-    cache.bound = true;
-  }
+  boundCache(rank);  // binds the thread at its first call
   executor_.gatherSend(rank, plan, call.memory, call.options);
 }
 
 void LlPath::runGatherFold(const plan::Plan& plan, const LlRankCall& call, std::span<std::byte* const> outputs) {
-  RankCache& cache = caches_[0];
-  if (bind_ && !cache.bound) {
-    bindToCpu(0);
-    cache.bound = true;
-  }
+  boundCache(0);  // binds the thread at its first call
   executor_.gatherFold(plan, call.memory, outputs, call.options);
   if (call.avgOutput)
     for (std::byte* out : outputs) finishAvg(out, call.avgCount, call.type, executor_.nranks());
@@ -167,11 +160,7 @@ void LlPath::runGatherFold(const plan::Plan& plan, const LlRankCall& call, std::
 
 bool LlPath::run(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
                  RankBuffers buffers, const CollectiveOptions& options) {
-  RankCache& cache = caches_[static_cast<std::size_t>(rank)];
-  if (bind_ && !cache.bound) {  // every call passes here first, LL or not
-    bindToCpu(rank);
-    cache.bound = true;
-  }
+  RankCache& cache = boundCache(rank);  // every call passes here first, LL or not
   if (maxBytes_ == 0) return false;
   const std::size_t elem = sizeOf(args.type);
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, executor_.nranks(), args.count);

@@ -104,6 +104,8 @@ class LlPath {
     bool bound = false;
   };
   const Entry& entryFor(RankCache& cache, const Key& key);
+  // Rank `rank`'s cache, its thread bound to its CPU first when CCLAB_BIND_RANKS asks for it.
+  RankCache& boundCache(int rank);
 
   std::size_t maxBytes_;
   bool bind_ = bindRanksFromEnvironment();

@@ -80,13 +80,11 @@ class RankRun {
   bool gateOpen(Channel& c) {
     const int phase = c.ops[c.cursor.opIndex()].phase;
     if (phase == c.gatesPassed) return true;
-    for (const plan::PhaseDep& d : gates_.of(c.channel, phase)) {
-      const int other = laneOf_[static_cast<std::size_t>(d.afterChannel)];
-      if (other < 0) continue;  // no ops on this rank
-      const Channel& o = channels_[static_cast<std::size_t>(other)];
-      const bool done = o.cursor.done();
-      if (!plan::finishedThrough(done, done ? 0 : o.ops[o.cursor.opIndex()].phase, d.afterPhase)) return false;
-    }
+    const auto walkerOf = [&](int channel) -> const plan::SliceCursor* {
+      const int other = laneOf_[static_cast<std::size_t>(channel)];
+      return other < 0 ? nullptr : &channels_[static_cast<std::size_t>(other)].cursor;  // none: no ops on this rank
+    };
+    if (!plan::gatesMet(gates_, c.channel, phase, walkerOf)) return false;
     c.gatesPassed = phase;
     return true;
   }

@@ -43,10 +43,14 @@ std::vector<std::span<const Op>> channelOps(const Plan& plan, int rank) {
   return out;
 }
 
-std::vector<Op> sequentialOps(const Plan& plan, int rank) {
-  std::vector<Op> ops = plan.ranks[static_cast<std::size_t>(rank)];
-  if (!plan.deps.empty()) std::stable_sort(ops.begin(), ops.end(), [](const Op& a, const Op& b) { return a.phase < b.phase; });
-  return ops;
+SequentialOps::SequentialOps(const Plan& plan, int rank) {
+  const std::vector<Op>& listed = plan.ranks[static_cast<std::size_t>(rank)];
+  if (plan.deps.empty()) {
+    listed_ = &listed;
+    return;
+  }
+  sorted_ = listed;
+  std::stable_sort(sorted_.begin(), sorted_.end(), [](const Op& a, const Op& b) { return a.phase < b.phase; });
 }
 
 Plan splitIntoChannels(Collective c, Algorithm a, int nranks, std::int64_t count, int root, int channels,

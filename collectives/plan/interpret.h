@@ -73,7 +73,7 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
     int gatesPassed = -1;  // the last phase whose deps were met
   };
   std::vector<Cursor> cursors;
-  std::vector<std::vector<Op>> sequential(static_cast<std::size_t>(n));  // sequentialOps, when not interleaved
+  std::vector<SequentialOps> sequential(static_cast<std::size_t>(n));  // when not interleaved
   const PhaseGates gates(plan.deps);
   const bool interleaved = options.channelsInterleaved && plan.nchannels > 1;
   std::vector<std::size_t> firstCursor(static_cast<std::size_t>(n));  // of each rank (its channels follow)
@@ -82,7 +82,7 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
     firstCursor[static_cast<std::size_t>(r)] = cursors.size();
     if (!interleaved) {
       sequential[static_cast<std::size_t>(r)] = sequentialOps(plan, r);
-      const std::span<const Op> ops(sequential[static_cast<std::size_t>(r)]);
+      const std::span<const Op> ops = sequential[static_cast<std::size_t>(r)].ops();
       cursors.push_back({r, -1, ops, 0, SliceCursor(ops, options.sliceElems)});
       continue;
     }
@@ -95,11 +95,10 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
     if (c.channel < 0 || gates.empty()) return true;
     const int phase = c.ops[c.walk.opIndex()].phase;
     if (phase == c.gatesPassed) return true;
-    for (const PhaseDep& d : gates.of(c.channel, phase)) {
-      const Cursor& other = cursors[firstCursor[static_cast<std::size_t>(c.rank)] + static_cast<std::size_t>(d.afterChannel)];
-      const bool done = other.walk.done();
-      if (!finishedThrough(done, done ? 0 : other.ops[other.walk.opIndex()].phase, d.afterPhase)) return false;
-    }
+    const auto walkerOf = [&](int channel) {
+      return &cursors[firstCursor[static_cast<std::size_t>(c.rank)] + static_cast<std::size_t>(channel)].walk;
+    };
+    if (!gatesMet(gates, c.channel, phase, walkerOf)) return false;
     c.gatesPassed = phase;
     return true;
   };

@@ -24,8 +24,22 @@ class PhaseGates {
   std::vector<PhaseDep> sorted_;  // by (channel, phase)
 };
 
-// Has a channel finished every op of phases <= q, given where its walker stands (done, or at an op
-// of phase currentPhase)? Phases never decrease along a channel's ops.
-inline bool finishedThrough(bool done, int currentPhase, int q) { return done || currentPhase > q; }
+// Has a channel finished every op of phases <= q, given where its walker (slice_walk.h) stands: done,
+// or at an op of a later phase? Phases never decrease along a channel's ops.
+template <class Walker>
+bool finishedThrough(const Walker& walker, int q) {
+  return walker.done() || walker.current().phase > q;
+}
+
+// Are the deps of channel `channel`'s phase `phase` met on this rank? walkerOf(afterChannel) gives
+// that channel's walker on the rank, or nullptr where it has no ops (met at once).
+template <class WalkerOf>
+bool gatesMet(const PhaseGates& gates, int channel, int phase, WalkerOf walkerOf) {
+  for (const PhaseDep& d : gates.of(channel, phase)) {
+    const auto* walker = walkerOf(d.afterChannel);
+    if (walker && !finishedThrough(*walker, d.afterPhase)) return false;
+  }
+  return true;
+}
 
 }  // namespace cclab::plan

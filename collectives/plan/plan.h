@@ -117,8 +117,19 @@ std::vector<std::span<const Op>> channelOps(const Plan& plan, int rank);
 // (SliceWalker over the result): as listed (channel by channel) when the plan has no deps, else
 // phase by phase, each phase channel by channel (a stable sort by phase), which honours every dep
 // because a dep always points to an earlier phase. Every rank walks the same order, so the k-th
-// message on a pair of ranks is still the one the plan pairs it with.
-std::vector<Op> sequentialOps(const Plan& plan, int rank);
+// message on a pair of ranks is still the one the plan pairs it with. Without deps it is the plan's
+// own list (no copy); with deps a sorted copy. The plan must outlive it.
+class SequentialOps {
+ public:
+  SequentialOps() = default;
+  SequentialOps(const Plan& plan, int rank);
+  [[nodiscard]] std::span<const Op> ops() const { return listed_ ? std::span<const Op>(*listed_) : std::span<const Op>(sorted_); }
+
+ private:
+  const std::vector<Op>* listed_ = nullptr;  // the plan's list (a plan without deps)
+  std::vector<Op> sorted_;                   // phase by phase (a plan with deps)
+};
+inline SequentialOps sequentialOps(const Plan& plan, int rank) { return {plan, rank}; }
 
 // How a plan is laid out over the machine: how many channels, and how many consecutive ranks share a
 // node (0: all ranks on one node). Ring channels use per-channel rank orders (ringOrder) so that each

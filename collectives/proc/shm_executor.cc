@@ -272,9 +272,8 @@ class ShmExecutor::RankRun {
 
   void execute() {
     const int me = ex_.globalOf(ex_.rank_);
-    std::vector<plan::Op> sequential;  // only for plans with deps: the listed order serves the others
-    if (!plan_.deps.empty()) sequential = plan::sequentialOps(plan_, me);
-    const std::span<const plan::Op> ops = plan_.deps.empty() ? std::span<const plan::Op>(plan_.ranks[static_cast<std::size_t>(me)]) : sequential;
+    const plan::SequentialOps sequential(plan_, me);  // a copy only for plans with deps
+    const std::span<const plan::Op> ops = sequential.ops();
     for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
       opIndex_ = cur.opIndex();
       const plan::Op& op = ops[opIndex_];
