@@ -2,7 +2,7 @@
 // N back-to-back calls and reports the fastest batch's mean, the 10th percentile and the median of the
 // batch means (µs per call): a batch that lost a core to another process is slow, the fastest batches
 // show what a call costs when it keeps its cores. all_reduce_perf reports the mean of all calls,
-// which on a shared 2-vCPU machine moves 2-5x with the load (docs/results/cpu-peers.md).
+// which on a shared machine with few cores moves 2-5x with the load (docs/results/cpu-peers.md).
 //   group_latency [-g | -t] [-p RANKS] [-a ALGO] [-c COUNT] [-b BATCHES] [-n CALLS]
 // -g (default): group calls (runGroup: one thread drives every rank through the worker pool);
 // -t: a thread per rank, each calling run() for its rank (nccl-tests' -t). Float32 sum, COUNT

@@ -12,8 +12,8 @@
 // of a peer: possible only with per-rank calls) first folds what it can; if the cell's call is still
 // open the log stops counting (ArrivalStats::incomplete) rather than mix two calls.
 //
-// (Before 2026-12-03 every arrival bumped a counter shared by the ranks and the last arriver folded
-// its call at once: at 2 ranks that cost ~0.06 µs per 8-byte call, docs/results/cpu-peers.md.)
+// (Why rows: a counter shared by the ranks, bumped at every arrival, with the last arriver folding its
+// call at once, cost ~0.06 µs per 8-byte call at 2 ranks; docs/results/cpu-peers.md.)
 #pragma once
 
 #include <atomic>

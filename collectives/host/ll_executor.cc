@@ -13,8 +13,8 @@
 namespace cclab::host {
 namespace {
 
-// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU here
-// costs ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
+// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU can
+// cost ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
 // (A longer spin was tried: on a loaded machine, where two unbound rank threads may share one core,
 // a 1 ms spin made an 8-byte call take 5 ms instead of 0.1-0.4 ms; docs/results/cpu-peers.md.)
 constexpr std::chrono::milliseconds kYieldFor{2};

@@ -22,11 +22,11 @@ namespace cclab::host {
 
 // Calls up to this many bytes (largest buffer) use LL: above it the slot executor's single copy wins
 // (LL moves each byte twice over the cores' caches, as data+flag words written and then read, against
-// once for a single copy). Measured on this repository's 2-core machine with
+// once for a single copy). Measured with
 // `CCLAB_BIND_RANKS=1 nice -n -20 bench/ll_crossover --ranks 2 3 4 8 --max 16K --rounds 3`
-// (docs/results/cpu-peers.md, "Small messages: the LL path", 2026-12-03): at 2 ranks the fastest LL
+// (docs/results/cpu-peers.md, "Small-message thresholds"): at 2 ranks the fastest LL
 // column beat the fastest slot column up to 1 KiB (3.4 vs 11.5 µs) and lost from 2 KiB on (16.6 vs
-// 3.6 µs); the oversubscribed rows (3, 4, 8 ranks) were too noisy under that day's load to move it.
+// 3.6 µs); the oversubscribed rows (3, 4, 8 ranks) were too noisy to move it.
 inline constexpr std::size_t kLlDefaultMaxBytes = 1024;
 // CCLAB_LL_MAX_BYTES when set (whole bytes, 0 turns LL off, at most kLlMaxBytesLimit), else the
 // default; a malformed value throws InvalidArgument naming the variable.

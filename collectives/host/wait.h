@@ -1,6 +1,6 @@
 // Bounded waits on a 32-bit atomic word: spin briefly, then yield, then block in the kernel (futex)
-// with a timeout. The machines here have 2 cores and may run 16 rank threads, so a wait must not keep
-// a core busy for long; a wait must also never hang, so it gives up at a deadline.
+// with a timeout. Rank threads may outnumber the cores (16 rank threads on 2 cores), so a wait must not
+// keep a core busy for long; a wait must also never hang, so it gives up at a deadline.
 #pragma once
 
 #include <atomic>
@@ -56,9 +56,9 @@ WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort
     } while (Clock::now() < spinEnd);
   }
   constexpr std::chrono::milliseconds kMaxSleep{20};  // re-check abort and the deadline this often
-  // Yielding keeps the thread runnable: on these VMs waking a thread that sleeps in the kernel costs
-  // ~200 µs (an idle vCPU must be woken), far more than a collective step, so a wait yields for this
-  // long before it sleeps.
+  // Yielding keeps the thread runnable: in a virtual machine waking a thread that sleeps in the kernel
+  // can cost ~200 µs (an idle vCPU must be woken), far more than a collective step, so a wait yields
+  // for this long before it sleeps.
   constexpr std::chrono::milliseconds kYieldFor{2};
   const auto yieldEnd = Clock::now() + kYieldFor;
   for (;;) {

@@ -1,4 +1,4 @@
-// The CUDA backend under mpirun (`--backend cuda` launched by an MPI launcher; issue 12, "GPUs in
+// The CUDA backend under mpirun (`--backend cuda` launched by an MPI launcher; "GPUs in
 // processes"): P processes of K ranks each (global rank = process * K + k; -g K, default 1), each
 // process on one GPU (cuda/proc_device_map.h), plans run by the multi-process executor
 // (gpu_proc_executor.h: CUDA IPC within a node, pinned staging and MPI between nodes). Buffers must

@@ -1,4 +1,4 @@
-// The multi-process CUDA executor (issue 12, "GPUs in processes"): P processes of K ranks each
+// The multi-process CUDA executor ("GPUs in processes", docs/cuda.md): P processes of K ranks each
 // (global rank = process * K + k), each process on its GPU (cuda/proc_device_map.h), running the CUDA
 // backend's lowering (cuda/lowering.h) of a plan for its own ranks only.
 //

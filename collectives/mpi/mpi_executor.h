@@ -1,5 +1,5 @@
-// A plan executor over MPI point-to-point: the path between nodes (issue 12), and today every pair of
-// a job that spans (real or emulated) nodes.
+// A plan executor over MPI point-to-point: the path between nodes, and every pair of a job that spans
+// (real or emulated) nodes.
 //
 // Each rank runs its ops of the plan in the executors' order (plan::SliceWalker), channel by channel
 // interleaved (a channel that waits never stalls another; one at a phase whose deps, plan.h, are not

@@ -1,4 +1,4 @@
-// The MPI bootstrap of the process backend (issue 12): which rank this process is, how many there
+// The MPI bootstrap of the process backend: which rank this process is, how many there
 // are, where each one runs (pid, host, node), and an agreed job id for shared segments.
 //
 // Nodes: ranks that share memory (MPI_Comm_split_type(MPI_COMM_TYPE_SHARED)) form a node, numbered in

@@ -1,4 +1,4 @@
-// MPI pieces of the multi-process CUDA backend (issue 12, "GPUs in processes"):
+// MPI pieces of the multi-process CUDA backend ("GPUs in processes"):
 //  - NodeComm: a communicator of the ranks of one node (real, or emulated with ranksPerNode: the
 //    World's node numbers, so emulated nodes are separate here too);
 //  - MpiRecordTransport: the IPC record all-gather (cuda/ipc_exchange.h) over it, as MPI_Allgather of

@@ -22,7 +22,7 @@ namespace cclab::mpi {
 // Calls up to this many bytes (largest buffer) run on the LL rings when the whole job is on one node
 // (CCLAB_LL_MAX_BYTES overrides it, as for the host backend). Measured with `mpirun -np N
 // all_reduce_perf --algo rd -b 128 -e 2K -f 2` with CCLAB_LL_MAX_BYTES=2048 against 0, 2 rounds
-// (docs/results/cpu-peers.md, "8-byte latency after the LL path for processes and shares"): at 2 processes LL won at 128 B (0.24 vs
+// (docs/results/cpu-peers.md, "Small-message thresholds"): at 2 processes LL won at 128 B (0.24 vs
 // 0.33 and 0.77 µs) and lost from 512 B in one round (0.68 vs 0.35: LL writes and polls every 4 bytes
 // as a flagged word, the slot path copies once); at 4 processes LL was ahead up to 2 KiB but noisy.
 inline constexpr std::size_t kProcLlDefaultMaxBytes = 256;

@@ -1,8 +1,8 @@
 // cclab-proc-cma: user buffers that did not come from Communicator::allocate, two ways to let a peer
-// process read them (issue 12 item 2): staging (copy the buffer into the rank's shared segment, run,
+// process read them: staging (copy the buffer into the rank's shared segment, run,
 // copy the result out: what the process backend does) against cross-memory attach (the peer reads the
 // private buffer with process_vm_readv, one call per slice). Forked ranks, all measured in one run,
-// the routes alternated round by round (this machine's timings drift), medians of the rank-max times:
+// the routes alternated round by round (timings drift on a shared machine), medians of the rank-max times:
 //   micro, P ranks: every rank reads its right neighbour's N bytes at once —
 //     cma:   process_vm_readv of the neighbour's private buffer into a local one, slice by slice;
 //     shm:   memcpy of the neighbour's shared segment, slice by slice (the allocate route's read);
