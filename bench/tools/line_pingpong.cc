@@ -2,8 +2,8 @@
 // line from one thread to another costs. T threads pass a token round-robin through one 64-byte line:
 // thread t waits until the line holds a value v with v % T == t, then stores v + 1. With T = 2 and
 // spinning waits each hand-off is one cache-line transfer between cores (plus a load and a store); with
-// more threads than cores and yielding waits it is a context switch (what a rank pays on this 2-core
-// machine at 4 ranks).
+// more threads than cores and yielding waits it is a context switch (what a rank pays when ranks
+// outnumber cores, e.g. 4 ranks on 2 cores).
 //   line_pingpong [-t THREADS] [-n HANDOFFS] [-w spin|yield] [--bind]   (defaults: 2, 1000000, spin)
 // --bind pins thread t to CPU t mod cores (as mpirun binds its processes).
 // Prints one line: "line_pingpong threads=2 wait=spin handoffs=1000000 ns_per_handoff=75.3".

@@ -5,7 +5,7 @@
 // generation in its own done word (a cache line of its own) when it finishes. Nothing else is written
 // per call on the way (no shared countdown, no busy flags), so a tiny group call costs the go and the
 // done line transfers and nothing more; the first checks of each wait read no clock (a clock read is
-// ~30 ns on these VMs, as long as the line transfer it waits for).
+// ~30 ns in a virtual machine, as long as the line transfer it waits for).
 // runAll's wait for the workers has a deadline too (a Watchdog): when the job stops making progress
 // for `patience`, it asks the job to abort, then waits for the workers to leave (they use the
 // caller's buffers, so it cannot return before).

@@ -8,7 +8,7 @@
 //     shm:   memcpy of the neighbour's shared segment, slice by slice (the allocate route's read);
 //     stage: memcpy of the own buffer into the own shared segment and back out (staging's extra cost).
 //   e2e, ring float sum allreduce (--e2e-ranks, default 2):
-//     staged: copy in + ShmExecutor ring + copy out (the backend today, non-allocate buffers);
+//     staged: copy in + ShmExecutor ring + copy out (what the backend does with non-allocate buffers);
 //     cma:    a ring over private buffers: each received slice read by process_vm_readv into a
 //             temporary and reduced from there (reduce-scatter), read straight into the output (allgather);
 //     direct: the ShmExecutor ring alone (allocate buffers: the floor of both).
