@@ -43,6 +43,14 @@ def test_every_set_has_a_runner():
         assert re.search(rf"^\s+{re.escape(name)}\) {runner} ;;", text, re.M), f"set {name} is not dispatched"
 
 
+def test_all_runs_every_set_in_list_order():
+    p = run([RESULTS, "--dry-run", "all"])
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == list(listed_sets())
+    p = run([RESULTS, "--dry-run", "micro", "cpu-peers"])
+    assert p.stdout.split() == ["micro", "cpu-peers"]
+
+
 def test_bad_sets_and_options_are_refused_with_one_line():
     for argv in (["nosuchset"], ["--nosuchflag"], ["cpu-peers", "nosuchset"]):
         p = run([RESULTS, *argv])
