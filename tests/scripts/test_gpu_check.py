@@ -422,3 +422,32 @@ esac'''
     assert steps["check_k3_ring_ll"] == ("skipped", "ordering ll timed out in check_k2_ring_ll (last run)"), summary
     assert "check_k2_ring_graph" not in steps, "it passed this time"
     assert steps["check_k2_ring_ll"] == ("FAILED", "timed out last run: not rerun"), summary
+
+
+def test_a_stage_gets_its_manifest_back_and_its_libraries_only_on_cclabs_commands(tmp_path):
+    # A stage (here: the build's bin/ and tests/ linked in, an empty lib/, a manifest) without the
+    # execute bit on one binary: restored on arrival; the commit comes from MANIFEST.txt, which comes
+    # back in $OUT; lib/ is on the library path of cclab's commands, not of the device step's tools.
+    stage = tmp_path / "stage"
+    stage.mkdir()
+    (stage / "bin").symlink_to(BUILD / "bin")
+    (stage / "tests").symlink_to(BUILD / "tests")
+    (stage / "lib").mkdir()
+    (stage / "MANIFEST.txt").write_text("# scripts/gpu_stage build -> stage, 2000-01-01T00:00:00Z, commit 0123abc-dirty\n")
+    body = 'echo "cclab sees LD_LIBRARY_PATH=$LD_LIBRARY_PATH"'
+    p, out, _ = rehearse(tmp_path, "--only", "check_k2_ring_events", build=stage,
+                         env=dict(stand_in(tmp_path, body), LD_LIBRARY_PATH=""))
+    assert p.returncode == 0, p.stderr[-2000:]
+    assert sorted(f.name for f in out.iterdir()) == ["MANIFEST.txt", "gpu_check.log", "gpu_check_files.tar.gz", "summary.txt"]
+    summary = (out / "summary.txt").read_text()
+    assert "#   staged: commit 0123abc-dirty" in summary, summary
+    assert "#   LD_LIBRARY_PATH outside cclab's commands: unset" in summary, summary
+    log = (out / "gpu_check.log").read_text()
+    assert f"cclab sees LD_LIBRARY_PATH={stage / 'lib'}" in log, log[-3000:]
+
+
+def test_a_stage_without_execute_bits_gets_them_back(tmp_path):
+    stage = fake_stage(tmp_path, missing_lib=False)
+    (stage / "bin" / "copy_bandwidth").chmod(0o644)
+    p, _ = preflight(tmp_path, stage)
+    assert os.access(stage / "bin" / "copy_bandwidth", os.X_OK), p.stdout
