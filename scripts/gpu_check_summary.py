@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """The summary of scripts/gpu_check: reads the scratch folder the check wrote and prints one table.
 
-Sections: every step with its verdict and time; the copy ceiling; #wrong over the checked runs; per
+Sections: every step with its verdict and time, and the orderings cut after a timeout; the copy
+ceiling; #wrong over the checked runs; the checked headline (-c 1 at the size the targets read); per
 (K, algorithm, ordering) the time at the smallest and a middle size, busbw at the two largest sizes,
 and for the ring the device memory it moved per second and the fraction of the copy ceiling; the
-straggler runs; NCCL; the targets of docs/cuda.md, evaluated. A cell is '-' when its figure is missing
+straggler runs; NCCL; the targets of docs/cuda.md, evaluated: a target is met only when the run it
+reads was checked with #wrong 0 at the same size ("unchecked" otherwise). A cell is '-' when its figure is missing
 (a step failed or was cut by the budget) and 'n/a' when the column does not apply to the row (the
 bytes an allreduce moves are derived for the ring only, docs/cuda.md "Byte counts").
 """
@@ -83,18 +85,25 @@ def main():
     steps = []
     try:
         with open(os.path.join(d, "steps.tsv")) as f:
-            steps = [line.rstrip("\n").split("\t") for line in f if line.strip()]
+            # name, verdict, seconds, note, ordering (empty when the step has none)
+            steps = [(line.rstrip("\n").split("\t") + [""] * 5)[:5] for line in f if line.strip()]
     except OSError:
         pass
     counts = {}
-    for _, verdict, _, _ in steps:
+    for _, verdict, _, _, _ in steps:
         counts[verdict] = counts.get(verdict, 0) + 1
     print(f"\nsteps: {len(steps)} — " + ", ".join(f"{v} {n}" for v, n in sorted(counts.items())))
-    for name, verdict, secs, note in steps:
+    for name, verdict, secs, note, _ in steps:
         if verdict != "ok" or not name.startswith(("check_", "perf_")):
             print(f"  {name:<28}{verdict:<9}{secs:>5} s  {note}")
     swept = [s for s in steps if s[0].startswith(("check_", "perf_"))]
     print(f"  ({sum(1 for s in swept if s[1] == 'ok')} of {len(swept)} sweep runs ok; the others are listed above)")
+    cut_orders = {}
+    for name, verdict, _, note, order in steps:
+        if verdict == "skipped" and note.startswith(f"ordering {order} timed out in "):
+            cut_orders.setdefault((order, note[len(f"ordering {order} timed out in "):]), []).append(name)
+    for (order, first), names in sorted(cut_orders.items()):
+        print(f"ordering {order} timed out in {first}: {len(names)} step(s) of it skipped: {' '.join(names)}")
 
     copy = load(os.path.join(d, "copy_bw.json"))
     copy_gbps = None
@@ -109,7 +118,7 @@ def main():
         print(f"\ncopy ceiling: {MISSING}")
 
     wrong, unreadable = 0, []
-    checked = sorted(glob.glob(os.path.join(d, "check_*.json")))
+    checked = sorted(glob.glob(os.path.join(d, "check_*.json")) + glob.glob(os.path.join(d, "headline_*.json")))
     for path in checked:
         j = load(path)
         if not j:
@@ -123,6 +132,22 @@ def main():
     if not checked or unreadable:
         verdict = f"{MISSING} ({wrong} wrong where read)"
     print(f"#wrong: {verdict} over {len(checked)} checked runs" + (f"; no JSON from {unreadable}" if unreadable else ""))
+
+    # The checked headline: the rows the targets read, checked (-c 1) at the size they read.
+    headline = {}
+    print(f"\nchecked headline (-c 1 at {size_label(big)}):")
+    for path in sorted(glob.glob(os.path.join(d, "headline_*.json"))):
+        k, algo, order = os.path.basename(path)[len("headline_"):-len(".json")].split("_")
+        j = load(path)
+        res = j.get("results") if j else None
+        w = None
+        for r in res or []:
+            if r.get("size") == big:
+                w = sum(((r.get(side) or {}).get("wrong") or 0) for side in ("oop", "ip"))
+        headline[(int(k[1:]), algo, order)] = w
+        print(f"  K={k[1:]} {algo} {order}: #wrong {fmt(w, 'd')}, busbw {fmt(at(res, big, 'busbw'), '.1f')} GB/s")
+    if not headline:
+        print(f"  {MISSING} (not run)")
 
     head = (f"{'K':>2} {'algo':<7}{'order':<7}{size_label(lat) + ' us':>10}{size_label(mid) + ' us':>11}"
             f"{size_label(big) + ' busbw':>14}{size_label(top) + ' busbw':>13}{'ring moved GB/s':>17}{'of copy':>9}")
@@ -168,14 +193,29 @@ def main():
     ring = rows.get((kmax, "ring", "events"))
     t_big = at(ring.get("results") if ring else None, big, "time_us")
     frac = ring_moved_bytes(kmax, big) / (t_big * 1e-6) / 1e9 / copy_gbps if t_big and copy_gbps else None
-    ll = rows.get((kmax, "auto", "ll")) or rows.get((kmax, "rd", "ll"))
+    ll_algo = "auto" if (kmax, "auto", "ll") in rows else "rd"
+    ll = rows.get((kmax, ll_algo, "ll"))
     t_lat = at(ll.get("results") if ll else None, lat, "time_us")
-    def verdict_of(ok):
-        return MISSING if ok is None else ("met" if ok else "MISSED")
+    # The latency row is checked at 8 B by the checked sweep (check_kK_ALGO_ll).
+    lat_check = load(os.path.join(d, f"check_k{kmax}_{ll_algo}_ll.json"))
+    lat_wrong = None
+    for r in (lat_check or {}).get("results", []):
+        if r.get("size") == lat:
+            lat_wrong = sum(((r.get(side) or {}).get("wrong") or 0) for side in ("oop", "ip"))
+
+    def verdict_of(ok, wrong):
+        if ok is None:
+            return MISSING
+        if wrong is None:
+            return "unchecked (no checked run at this size)"
+        if wrong != 0:
+            return f"MISSED (#wrong {wrong} in its checked run)"
+        return "met" if ok else "MISSED"
     print(f"targets (K={kmax}): ring events {size_label(big)} moves {MISSING if frac is None else f'{100 * frac:.0f}%'} "
-          f"of the copy ceiling (>= {100 * TARGET_COPY_FRACTION:.0f}%: {verdict_of(None if frac is None else frac >= TARGET_COPY_FRACTION)}); "
-          f"{size_label(lat)} on ll (auto) {fmt(t_lat, '.1f')} us "
-          f"(<= {TARGET_LATENCY_US:.0f} us: {verdict_of(None if t_lat is None else t_lat <= TARGET_LATENCY_US)})")
+          f"of the copy ceiling (>= {100 * TARGET_COPY_FRACTION:.0f}%: "
+          f"{verdict_of(None if frac is None else frac >= TARGET_COPY_FRACTION, headline.get((kmax, 'ring', 'events')))}); "
+          f"{size_label(lat)} on ll ({ll_algo}) {fmt(t_lat, '.1f')} us "
+          f"(<= {TARGET_LATENCY_US:.0f} us: {verdict_of(None if t_lat is None else t_lat <= TARGET_LATENCY_US, lat_wrong)})")
     if a.mode == "rehearse":
         print("(rehearsal: host backend at small K; the targets are the GPU's and are shown only to exercise the summary)")
     words = {0: "passed", 1: "FAILED", 3: "INCOMPLETE (budget spent)"}

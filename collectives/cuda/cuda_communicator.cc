@@ -10,6 +10,7 @@
 #include "collectives/cuda/buffer_alias.h"
 #include "collectives/cuda/cuda_check.h"
 #include "collectives/cuda/cuda_context.h"
+#include "collectives/cuda/drain_bound.h"
 #include "collectives/cuda/ordering.h"
 #include "collectives/cuda/plan_cache.h"
 #include "collectives/cuda/rendezvous.h"
@@ -78,21 +79,18 @@ class CudaCommunicator final : public Communicator {
   }
 
  private:
-  // Waits until the streams of `ranks` are empty. Bound: every call queued since the last wait may
-  // take its timeout (and its straggler's delay); the ll kernel's own spins time out first and report
-  // who they waited for.
+  // Waits until the streams of `ranks` are empty. Bound (drain_bound.h): every call queued since the
+  // last wait may take its timeout, the ll kernel's grace periods and its straggler's delay, so the
+  // ll kernel's own spins time out first and report who they waited for.
   void drain(const std::vector<int>& ranks) {
-    std::chrono::milliseconds timeout;
-    std::chrono::microseconds delay;
+    std::chrono::milliseconds bound;
     {
       std::lock_guard lock(issueMutex_);
       std::int64_t calls = 1;
       for (int r : ranks) calls = std::max(calls, std::exchange(callsSinceSync_[static_cast<std::size_t>(r)], 0));
-      timeout = lastTimeout_ * calls;
-      delay = lastStragglerDelay_ * calls;
+      bound = drainBound(lastTimeout_, lastStragglerDelay_, calls);
     }
-    constexpr auto kDrainMargin = std::chrono::seconds(1);
-    const auto deadline = Clock::now() + timeout + delay + kDrainMargin;
+    const auto deadline = Clock::now() + bound;
     for (int r : ranks) {
       RankState& rs = context_.rank(r);
       DeviceGuard guard(rs.device());
@@ -102,7 +100,7 @@ class CudaCommunicator final : public Communicator {
         if (status != cudaErrorNotReady) CCLAB_CUDA_CHECK(status);
         if (Clock::now() > deadline)
           throw TimeoutError("cuda: rank " + std::to_string(r) + "'s stream did not drain within " +
-                             std::to_string(timeout.count()) + " ms");
+                             std::to_string(bound.count()) + " ms");
         constexpr int kSpinPolls = 10000;  // poll hard first (latency), then let the cores go
         if (polls > kSpinPolls) std::this_thread::sleep_for(std::chrono::microseconds(20));
       }

@@ -1,5 +1,6 @@
 // The low-latency ordering's persistent kernel (see ll_kernel.h for the protocol).
 #include "collectives/cuda/cuda_check.h"
+#include "collectives/cuda/drain_bound.h"
 #include "collectives/cuda/ll_kernel.h"
 #include "collectives/cuda/reduce_copy.cuh"
 
@@ -75,9 +76,10 @@ class Spinner {
   static constexpr unsigned int kCheckEvery = 63;  // poll abort and clock every 64 spins
   // Grace per level: a quarter of the timeout (all blocks start within microseconds of each other, so
   // the preferred reporter is past its deadline long before), at least 1 ms (the clock's granularity
-  // and a block's polling period are far below that).
-  static constexpr unsigned long long kGraceDivisor = 4;
-  static constexpr unsigned long long kMinGraceNs = 1000000;
+  // and a block's polling period are far below that). drain_bound.h holds both, so the host's wait in
+  // synchronize() outlasts the last report level (kLlReportLevels: the levels 1 and 2 below).
+  static constexpr unsigned long long kGraceDivisor = kLlGraceDivisor;
+  static constexpr unsigned long long kMinGraceNs = kLlMinGraceNs;
 
   __device__ unsigned long long reportLevel(int waited, int waitedStep) const {
     if (!firstBlock_ || waited == program_ || p_.programRank[waited] == rank_) return 2;

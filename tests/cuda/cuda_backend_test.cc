@@ -71,10 +71,9 @@ std::size_t wrongAfter(Communicator& comm, const Case& c, std::uint64_t seed) {
       bufs[r] = {in.back().data(), o};
     }
   }
-  CollectiveOptions opt;
+  CollectiveOptions opt = testing::gpuTestOptions();
   opt.algorithm = c.algorithm;
   opt.sliceBytes = c.sliceBytes;
-  opt.timeout = std::chrono::seconds(20);
   opt.channels = c.channels;
   opt.ranksPerNode = c.ranksPerNode;
   for (int rep = 0; rep < c.repeats; ++rep) {
@@ -234,7 +233,7 @@ TEST(CudaBackend, PerRankCallsFromTheCallersThreads) {
     }
     std::vector<std::thread> threads;
     for (int r = 0; r < p; ++r)
-      threads.emplace_back([&, r] { comm->allReduce(r, in[r].data(), out[r].data(), n, DataType::Float32, ReduceOp::Sum); });
+      threads.emplace_back([&, r] { comm->allReduce(r, in[r].data(), out[r].data(), n, DataType::Float32, ReduceOp::Sum, testing::gpuTestOptions()); });
     for (auto& t : threads) t.join();
     comm->synchronize();
     std::vector<float> want(n);
@@ -273,7 +272,7 @@ TEST(CudaBackend, RankStreamOrdersCallersWorkAndEachRankSynchronizesItsOwn) {
       threads.emplace_back([&, r] {
         auto* stream = static_cast<cudaStream_t>(comm->rankStream(r));
         cudaMemcpyAsync(buf[r].data(), staged[r].data(), n * 4, cudaMemcpyDeviceToDevice, stream);
-        comm->allReduce(r, buf[r].data(), buf[r].data(), n, DataType::Float32, ReduceOp::Sum);
+        comm->allReduce(r, buf[r].data(), buf[r].data(), n, DataType::Float32, ReduceOp::Sum, testing::gpuTestOptions());
         comm->synchronizeRank(r);
         std::vector<float> got(n);
         comm->copyFromRank(r, got.data(), buf[r].data(), n * 4);
@@ -377,7 +376,7 @@ TEST(CudaBackend, StragglerDelaysTheWholeGroup) {
           comm->copyToRank(r, bufs[r].data(), host.data(), kCount * sizeof(float));
         }
       };
-      CollectiveOptions o;
+      CollectiveOptions o = testing::gpuTestOptions();
       o.algorithm = algo;
       o.straggler = {.rank = kStraggler, .startDelay = kDelay};
       const CollectiveArgs args{Collective::AllReduce, kCount, DataType::Float32, ReduceOp::Sum, 0};

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
@@ -17,6 +18,30 @@ namespace cclab::testing {
 inline bool gpuExpected() {
   const char* v = std::getenv("CCLAB_EXPECT_GPU");
   return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
+}
+
+// The bound on every wait inside a GPU test's collective: CCLAB_GPU_TEST_TIMEOUT_MS when set (scripts/gpu_check
+// sets a few seconds, so a hang costs seconds, not the 20 s default per test case), else 20 s. A value
+// that is not a whole number of milliseconds in [1, 1 day] fails the test, naming it.
+inline std::chrono::milliseconds gpuTestTimeout() {
+  constexpr long long kDefaultMs = 20000, kMaxMs = 86400000;
+  const char* v = std::getenv("CCLAB_GPU_TEST_TIMEOUT_MS");
+  if (v == nullptr || *v == '\0') return std::chrono::milliseconds(kDefaultMs);
+  char* end = nullptr;
+  const long long ms = std::strtoll(v, &end, 10);
+  if (*end != '\0' || ms < 1 || ms > kMaxMs) {
+    ADD_FAILURE() << "CCLAB_GPU_TEST_TIMEOUT_MS='" << v << "' is not a whole number of milliseconds in [1, " << kMaxMs
+                  << "]; using " << kDefaultMs;
+    return std::chrono::milliseconds(kDefaultMs);
+  }
+  return std::chrono::milliseconds(ms);
+}
+
+// Options whose waits are bounded by gpuTestTimeout().
+inline CollectiveOptions gpuTestOptions() {
+  CollectiveOptions o;
+  o.timeout = gpuTestTimeout();
+  return o;
 }
 
 }  // namespace cclab::testing

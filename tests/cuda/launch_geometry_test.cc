@@ -46,6 +46,21 @@ TEST(LowLatencyGeometry, LargeStepsGetMoreBlocksButAllResident) {
   EXPECT_LE(lowLatencyGeometry(std::int64_t{1} << 30, 3, 100).gridBlocks(3), 100);
 }
 
+// scripts/gpu_check checks ring x ll at 256 MiB, K = 8, to exercise the capped block count: the ring's
+// 32 MiB step asks for 128 blocks per rank, more than 8 ranks get at up to 4 resident blocks per
+// multiprocessor of an H200 (64 registers x 256 threads: 4 blocks fill the 64 Ki registers).
+TEST(LowLatencyGeometry, TheCheckedHeadlineRunIsCapped) {
+  constexpr std::int64_t kHeadlineBytes = std::int64_t{256} << 20;
+  constexpr int kRanks = 8;
+  const std::int64_t ringStep = kHeadlineBytes / kRanks;
+  EXPECT_EQ(ringStep / kLlBytesPerBlock, 128);
+  for (const int perSm : {1, 2, 3, 4}) {
+    const LowLatencyGeometry g = lowLatencyGeometry(ringStep, kRanks, kH200Sms * perSm);
+    EXPECT_EQ(g.blocksPerRank, kH200Sms * perSm / kRanks) << perSm;
+    EXPECT_LT(g.blocksPerRank, 128) << perSm;
+  }
+}
+
 TEST(LowLatencyGeometry, ThrowsWhenOneBlockPerRankDoesNotFit) {
   EXPECT_THROW(lowLatencyGeometry(8, 9, 8), InvalidArgument);
 }

@@ -34,7 +34,7 @@ TEST(NcclBackend, AllReduceEveryTypeAndOpOnAsManyRanksAsDevices) {
         comm->copyToRank(r, in.back().data(), host.data(), bytes);
         bufs.push_back({in.back().data(), out.back().data()});
       }
-      comm->runGroup({plan::Collective::AllReduce, n, t, op, 0}, bufs, {});
+      comm->runGroup({plan::Collective::AllReduce, n, t, op, 0}, bufs, testing::gpuTestOptions());
       comm->synchronize();
       std::vector<unsigned char> want(bytes);
       fillExpectedReduce(spec, 0, static_cast<std::size_t>(n), want.data());
@@ -64,7 +64,7 @@ TEST(NcclBackend, EachRankSynchronizesItsOwnStream) {
     bufs.push_back({buf.back().data(), buf.back().data()});
     EXPECT_NE(comm->rankStream(r), nullptr);
   }
-  comm->runGroup({plan::Collective::AllReduce, n, DataType::Float32, ReduceOp::Sum, 0}, bufs, {});
+  comm->runGroup({plan::Collective::AllReduce, n, DataType::Float32, ReduceOp::Sum, 0}, bufs, testing::gpuTestOptions());
   fillExpectedReduce(spec, 0, static_cast<std::size_t>(n), want.data());
   for (int r = p - 1; r >= 0; --r) {
     comm->synchronizeRank(r);
