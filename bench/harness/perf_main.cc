@@ -15,6 +15,7 @@
 #include "bench/report/json_report.h"
 #include "bench/report/usage_error.h"
 #include "collectives/conventions/memory_budget.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::bench {
 namespace {
@@ -84,6 +85,14 @@ void requireHostMemory(plan::Collective collective, const HarnessOptions& o, Bac
 
 }  // namespace
 
+void checkKnobs() {
+  try {
+    knobs::checkAll();
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 int perfMain(int argc, const char* const* argv, plan::Collective collective) {
   const char* tool = perfToolName(collective);
   HarnessOptions options;
@@ -96,6 +105,11 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       std::fputs(cli.usage().c_str(), stdout);
       return kExitOk;
     }
+    if (options.helpEnv) {
+      std::fputs(knobs::helpText().c_str(), stdout);
+      return kExitOk;
+    }
+    checkKnobs();
     applyEnvironment(options);
     applyThreads(options);
     validate(options, collective);

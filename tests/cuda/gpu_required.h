@@ -6,18 +6,14 @@
 
 #include <gtest/gtest.h>
 
-#include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "collectives/communicator.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::testing {
 
-inline bool gpuExpected() {
-  const char* v = std::getenv("CCLAB_EXPECT_GPU");
-  return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
-}
+inline bool gpuExpected() { return knobs::flag(knobs::Id::ExpectGpu).value_or(false); }
 
 }  // namespace cclab::testing
 
