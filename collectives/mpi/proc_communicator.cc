@@ -141,6 +141,12 @@ class ProcCommunicator final : public Communicator {
   double maxOverProcesses(double v) const override { return world_.maxOf(v); }
   std::int64_t sumOverProcesses(std::int64_t v) const override { return world_.sumOf(v); }
   bool printsReport() const override { return world_.rank() == 0; }
+  // A call's buffers are either in the arena (the upper half) or staged in the lower half with its
+  // scratch (runShared), so no buffer beyond half the segment can ever run. MPI alone: no bound.
+  std::optional<std::size_t> maxBufferBytes() const override {
+    if (!ranks_.front()->shm) return std::nullopt;
+    return workBytes_;
+  }
 
   // From one thread per rank too (each of this process's ranks its own), like the host backend's.
   void run(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) override {
