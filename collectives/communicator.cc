@@ -13,8 +13,7 @@
 #include "collectives/nccl/nccl_communicator.h"
 #endif
 #ifdef CCLAB_WITH_PROC_BACKEND
-#include <cstdlib>
-
+#include "collectives/core/knobs.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/mpi/proc_communicator.h"
 #endif
@@ -177,14 +176,13 @@ namespace {
 
 // CCLAB_CUDA_PROC_STANDIN=host: the CUDA backend under mpirun runs its protocol on a host stand-in
 // device (mpi/host_proc_device.h), for rehearsals on machines without a GPU.
-bool cudaProcStandIn() {
-  const char* v = std::getenv("CCLAB_CUDA_PROC_STANDIN");
-  return v != nullptr && std::string(v) == "host";
-}
+bool cudaProcStandIn() { return knobs::text(knobs::Id::CudaProcStandIn) == "host"; }
+
+// CCLAB_RANKS_PER_NODE: emulated nodes (0: one node).
+int ranksPerNode() { return static_cast<int>(knobs::integer(knobs::Id::RanksPerNode).value_or(0)); }
 
 std::unique_ptr<Communicator> makeCudaUnderMpi(const CommConfig& config) {
-  const char* perNode = std::getenv("CCLAB_RANKS_PER_NODE");  // emulated nodes
-  mpi::GpuProcConfig c{.ranksPerProcess = config.nranks, .ranksPerNode = perNode ? std::atoi(perNode) : 0, .makeDevice = {}, .visibleDevices = 1};
+  mpi::GpuProcConfig c{.ranksPerProcess = config.nranks, .ranksPerNode = ranksPerNode(), .makeDevice = {}, .visibleDevices = 1};
   if (cudaProcStandIn()) {
     c.makeDevice = [](int) { return std::make_unique<mpi::HostProcDevice>(proc::makeJobId(), 0); };
   } else {
@@ -252,10 +250,7 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
     case Backend::Nccl: return nccl::makeNcclCommunicator(config);
 #endif
 #ifdef CCLAB_WITH_PROC_BACKEND
-    case Backend::Proc: {
-      const char* perNode = std::getenv("CCLAB_RANKS_PER_NODE");  // emulated nodes
-      return mpi::makeProcCommunicator({.ranksPerProcess = config.nranks, .ranksPerNode = perNode ? std::atoi(perNode) : 0});
-    }
+    case Backend::Proc: return mpi::makeProcCommunicator({.ranksPerProcess = config.nranks, .ranksPerNode = ranksPerNode()});
 #endif
     default: break;
   }

@@ -130,6 +130,9 @@ class Communicator {
   [[nodiscard]] virtual std::int64_t sumOverProcesses(std::int64_t v) const { return v; }
   // Whether this process prints the job's report (only rank 0's process under mpirun).
   [[nodiscard]] virtual bool printsReport() const { return true; }
+  // The largest buffer (bytes) one rank's call can ever take; a tool refuses larger sizes before it
+  // allocates anything. nullopt: only memory bounds it (proc: half of each rank's shared segment).
+  [[nodiscard]] virtual std::optional<std::size_t> maxBufferBytes() const { return std::nullopt; }
 
   // Per-rank call: the calling thread acts as `rank`. Host: returns when this rank's part is done.
   // CUDA/NCCL: returns when it is enqueued on the rank's stream (see synchronize()).

@@ -1,6 +1,7 @@
 // Event-driven replay of a plan; the model is described in replay.h.
 #include "sim/replay.h"
 
+#include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 
 // GCC 12 reports a false -Wrestrict inside std::string concatenation at -O2 (GCC bug 105651).
@@ -611,8 +612,6 @@ ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOp
 }
 
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw std::runtime_error("cannot write trace file '" + path + "'");
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "ranks (compute, waits)"}}}});
   events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "transfers (by sender)"}}}});
@@ -622,7 +621,7 @@ void writeChromeTrace(const ReplayResult& result, const Topology& topo, const st
   nlohmann::json doc = {{"traceEvents", events},
                         {"displayTimeUnit", "ns"},
                         {"otherData", {{"topology", topo.spec().name}, {"truncated", result.traceTruncated}}}};
-  out << doc.dump() << "\n";
+  conventions::writeFileAtomically(path, doc.dump() + "\n");  // whole or not at all; the old file kept on failure
 }
 
 }  // namespace cclab::sim

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <set>
 
+#include "collectives/conventions/output_file.h"
 #include "sim/json_file.h"
 #include "sim/presets.h"
 
@@ -199,9 +200,7 @@ json toJson(const TopologySpec& s) {
 }
 
 void saveTopologyFile(const TopologySpec& spec, const std::string& path) {
-  std::ofstream out(path);
-  if (!out) throw TopologyError("cannot write topology file '" + path + "'");
-  out << toJson(spec).dump(2) << "\n";
+  conventions::writeFileAtomically(path, toJson(spec).dump(2) + "\n");  // whole or not at all; the old file kept on failure
 }
 
 TopologySpec resolveTopology(const std::string& presetOrPath) {

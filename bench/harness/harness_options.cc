@@ -7,6 +7,8 @@
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/core/errors.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::bench {
 namespace {
@@ -91,6 +93,7 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
                   if (parseInteger(v, 0, 1 << 20, "cudagraph") > 0) o.comm.order = CudaOrder::Graph;
                 });
   cli.addSwitch('h', "help", "print this help", [&o] { o.help = true; });
+  cli.addSwitch('\0', "help-env", "print the CCLAB_* environment knobs", [&o] { o.helpEnv = true; });
 }
 
 void checkRanks(const HarnessOptions& o, plan::Collective c, int n, const std::string& ranks) {
@@ -111,8 +114,12 @@ void applyThreads(HarnessOptions& o) {
 
 void applyEnvironment(HarnessOptions& o) {
   if (o.comm.ranksPerNode) return;
-  const char* env = std::getenv("CCLAB_RANKS_PER_NODE");
-  o.comm.ranksPerNode = env ? static_cast<int>(parseInteger(env, 0, kMaxRanks, "CCLAB_RANKS_PER_NODE")) : 0;
+  static_assert(knobs::knob(knobs::Id::RanksPerNode).max == kMaxRanks, "CCLAB_RANKS_PER_NODE's range is -g's");
+  try {
+    o.comm.ranksPerNode = static_cast<int>(knobs::integer(knobs::Id::RanksPerNode).value_or(0));
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
 }
 
 void validate(const HarnessOptions& o, plan::Collective c) {

@@ -44,6 +44,7 @@ struct HarnessOptions {
   std::string jsonPath;
   int threads = 1;  // -t: host threads driving the ranks; > 1: one rank per thread (per-rank calls)
   bool help = false;
+  bool helpEnv = false;  // --help-env: the CCLAB_* knobs (collectives/core/knobs.h)
 };
 
 // Registers every flag of a *_perf tool on `cli`, writing into `o`.

@@ -1,6 +1,7 @@
 // main() of every *_perf tool (perf_main.h): usage checked, memory counted, then the sweep.
 #include "bench/harness/perf_main.h"
 
+#include <algorithm>
 #include <cstdio>
 #include <exception>
 #include <memory>
@@ -15,6 +16,7 @@
 #include "bench/report/json_report.h"
 #include "bench/report/usage_error.h"
 #include "collectives/conventions/memory_budget.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::bench {
 namespace {
@@ -84,6 +86,14 @@ void requireHostMemory(plan::Collective collective, const HarnessOptions& o, Bac
 
 }  // namespace
 
+void checkKnobs() {
+  try {
+    knobs::checkAll();
+  } catch (const InvalidArgument& e) {
+    throw UsageError(e.what());
+  }
+}
+
 int perfMain(int argc, const char* const* argv, plan::Collective collective) {
   const char* tool = perfToolName(collective);
   HarnessOptions options;
@@ -96,6 +106,11 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       std::fputs(cli.usage().c_str(), stdout);
       return kExitOk;
     }
+    if (options.helpEnv) {
+      std::fputs(knobs::helpText().c_str(), stdout);
+      return kExitOk;
+    }
+    checkKnobs();
     applyEnvironment(options);
     applyThreads(options);
     validate(options, collective);
@@ -135,6 +150,15 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
       } catch (const UsageError& e) {
         return fail(tool, kExitUsage, e.what());
       }
+    }
+    if (const std::optional<std::size_t> most = comm->maxBufferBytes()) {  // before any buffer is allocated
+      const RunBuffers largest = largestBuffers(collective, options.sweep.maxBytes, options.data.types, comm->nranks());
+      const std::size_t needed = std::max(largest.sendBytes, largest.recvBytes);
+      if (needed > *most && !comm->printsReport()) return kExitUsage;  // every rank refuses; rank 0 says why
+      if (needed > *most)
+        return fail(tool, kExitUsage, "-e " + std::to_string(options.sweep.maxBytes) + " needs a buffer of " + std::to_string(needed) +
+                                          " bytes; the " + std::string(name(backend)) + " backend takes at most " + std::to_string(*most) +
+                                          " per buffer (half of each rank's shared segment: set CCLAB_PROC_SHM_BYTES, /dev/shm permitting)");
     }
     if (!comm->printsReport()) {  // under mpirun only rank 0 prints the table (and writes -J)
       quiet.reset(std::fopen("/dev/null", "w"));

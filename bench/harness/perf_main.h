@@ -9,4 +9,8 @@ namespace cclab::bench {
 
 int perfMain(int argc, const char* const* argv, plan::Collective collective);
 
+// Every CCLAB_* knob set in the environment parsed (collectives/core/knobs.h); a bad one throws
+// UsageError naming it. The tools call it at start, after --help.
+void checkKnobs();
+
 }  // namespace cclab::bench

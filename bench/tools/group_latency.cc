@@ -23,6 +23,7 @@
 #include "bench/report/value_parse.h"
 #include "collectives/communicator.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/knobs.h"
 #include "collectives/core/test_data.h"
 
 namespace {
@@ -119,6 +120,12 @@ int main(int argc, char** argv) {
   if (help) {
     std::fputs(cli.usage().c_str(), stdout);
     return kExitOk;
+  }
+  try {
+    cclab::knobs::checkAll();
+  } catch (const cclab::InvalidArgument& e) {
+    std::fprintf(stderr, "group_latency: %s\n", e.what());
+    return kExitUsage;
   }
   try {
     std::size_t wrong = 0;

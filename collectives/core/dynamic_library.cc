@@ -1,12 +1,13 @@
 #include "collectives/core/dynamic_library.h"
 
-#include <cstdlib>
+#include <optional>
+#include <utility>
 
 namespace cclab {
 
-std::vector<std::string> libraryCandidates(const char* envVariable, std::initializer_list<const char*> names) {
+std::vector<std::string> libraryCandidates(knobs::Id knob, std::initializer_list<const char*> names) {
   std::vector<std::string> candidates;
-  if (const char* env = std::getenv(envVariable); env && *env) candidates.emplace_back(env);
+  if (std::optional<std::string> path = knobs::text(knob)) candidates.push_back(std::move(*path));
   for (const char* name : names) candidates.emplace_back(name);
   return candidates;
 }

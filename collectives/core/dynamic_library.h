@@ -8,10 +8,12 @@
 #include <string_view>
 #include <vector>
 
+#include "collectives/core/knobs.h"
+
 namespace cclab {
 
-// Candidate names: $envVariable when set and non-empty, then `names` in order.
-std::vector<std::string> libraryCandidates(const char* envVariable, std::initializer_list<const char*> names);
+// Candidate names: the path knob `knob` (knobs.h) when set and non-empty, then `names` in order.
+std::vector<std::string> libraryCandidates(knobs::Id knob, std::initializer_list<const char*> names);
 
 // dlopens the first candidate that loads (RTLD_NOW | RTLD_LOCAL; it stays loaded for the life of the
 // process) and sets `origin` to its name. On failure returns nullptr and sets `why` to one line:

@@ -2,7 +2,6 @@
 #include "collectives/host/host_communicator.h"
 
 #include <algorithm>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -10,6 +9,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collectives/core/knobs.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -18,16 +18,10 @@ namespace cclab::host {
 namespace {
 
 // CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
-bool onOffFromEnvironment(const char* name) {
-  const char* env = std::getenv(name);
-  if (env == nullptr || std::string(env) == "1") return true;
-  if (std::string(env) == "0") return false;
-  throw InvalidArgument(std::string(name) + "='" + std::string(env) + "': expected 0 or 1");
-}
-bool llSharesEnabled() { return onOffFromEnvironment("CCLAB_LL_SHARES"); }
+bool llSharesEnabled() { return knobs::flag(knobs::Id::LlShares).value_or(true); }
 // CCLAB_LL_GATHER=0 turns gathered one-shot calls off (every rank folds and reports done, to compare);
 // unset or 1: on.
-bool llGatherEnabled() { return onOffFromEnvironment("CCLAB_LL_GATHER"); }
+bool llGatherEnabled() { return knobs::flag(knobs::Id::LlGather).value_or(true); }
 
 class HostCommunicator final : public Communicator {
  public:

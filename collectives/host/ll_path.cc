@@ -2,38 +2,29 @@
 #include "collectives/host/ll_path.h"
 
 #include <algorithm>
-#include <charconv>
-#include <cstdlib>
+#include <optional>
 #include <string>
-#include <string_view>
 #include <thread>
 
 #include <pthread.h>
 #include <sched.h>
+
+#include "collectives/core/knobs.h"
 
 namespace cclab::host {
 namespace {
 constexpr std::size_t kMaxCachedPlans = 256;  // per rank, as the slot path's cache
 }  // namespace
 
+static_assert(knobs::knob(knobs::Id::LlMaxBytes).max == static_cast<std::int64_t>(kLlMaxBytesLimit),
+              "CCLAB_LL_MAX_BYTES's range is kLlMaxBytesLimit");
+
 std::size_t llMaxBytesFromEnvironment(std::size_t fallback) {
-  const char* env = std::getenv("CCLAB_LL_MAX_BYTES");
-  if (env == nullptr) return fallback;
-  const std::string_view text(env);
-  unsigned long long bytes = 0;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), bytes);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || bytes > kLlMaxBytesLimit)
-    throw InvalidArgument("CCLAB_LL_MAX_BYTES='" + std::string(text) + "': expected whole bytes in [0, " +
-                          std::to_string(kLlMaxBytesLimit) + "]");
-  return static_cast<std::size_t>(bytes);
+  const std::optional<std::int64_t> bytes = knobs::integer(knobs::Id::LlMaxBytes);
+  return bytes ? static_cast<std::size_t>(*bytes) : fallback;
 }
 
-bool bindRanksFromEnvironment() {
-  const char* env = std::getenv("CCLAB_BIND_RANKS");
-  if (env == nullptr || std::string_view(env) == "0") return false;
-  if (std::string_view(env) == "1") return true;
-  throw InvalidArgument("CCLAB_BIND_RANKS='" + std::string(env) + "': expected 0 or 1");
-}
+bool bindRanksFromEnvironment() { return knobs::flag(knobs::Id::BindRanks).value_or(false); }
 
 namespace {
 void bindToCpu(int rank) {

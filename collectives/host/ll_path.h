@@ -28,8 +28,8 @@ namespace cclab::host {
 // column beat the fastest slot column up to 1 KiB (3.4 vs 11.5 µs) and lost from 2 KiB on (16.6 vs
 // 3.6 µs); the oversubscribed rows (3, 4, 8 ranks) were too noisy to move it.
 inline constexpr std::size_t kLlDefaultMaxBytes = 1024;
-// CCLAB_LL_MAX_BYTES when set (whole bytes, 0 turns LL off, at most kLlMaxBytesLimit), else the
-// default; a malformed value throws InvalidArgument naming the variable.
+// CCLAB_LL_MAX_BYTES when set (bytes, 0 turns LL off, at most kLlMaxBytesLimit; collectives/core/knobs.h),
+// else the default; a malformed value throws InvalidArgument naming the variable.
 inline constexpr std::size_t kLlMaxBytesLimit = std::size_t{1} << 20;
 std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes);
 

@@ -1,11 +1,8 @@
 #include "collectives/host/wait.h"
 
-#include <charconv>
-#include <cstdlib>
-#include <string>
-#include <string_view>
+#include <optional>
 
-#include "collectives/core/errors.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::host {
 
@@ -13,16 +10,11 @@ void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanosecond
   futexWait(word.value, seen, timeout, FutexScope::Private);
 }
 
+static_assert(knobs::knob(knobs::Id::SpinUs).max == kMaxSpin.count(), "CCLAB_SPIN_US's range is kMaxSpin");
+
 std::chrono::nanoseconds spinFromEnvironment(std::chrono::nanoseconds fallback) {
-  const char* env = std::getenv("CCLAB_SPIN_US");
-  if (env == nullptr) return fallback;
-  const std::string_view text(env);
-  long long us = -1;
-  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), us);
-  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || us < 0 || us > kMaxSpin.count())
-    throw InvalidArgument("CCLAB_SPIN_US='" + std::string(text) + "': expected whole microseconds in [0, " +
-                          std::to_string(kMaxSpin.count()) + "]");
-  return std::chrono::microseconds(us);
+  const std::optional<std::int64_t> us = knobs::integer(knobs::Id::SpinUs);
+  return us ? std::chrono::nanoseconds(std::chrono::microseconds(*us)) : fallback;
 }
 
 }  // namespace cclab::host

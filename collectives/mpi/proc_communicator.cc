@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "collectives/core/knobs.h"
 #include "collectives/host/host_communicator.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -34,8 +35,7 @@ std::size_t roundUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; 
 std::size_t segmentBytes(std::size_t requested, int ranksOnNode) {
   std::size_t bytes = requested;
   if (bytes == 0) {
-    const char* env = std::getenv("CCLAB_PROC_SHM_BYTES");
-    bytes = env ? static_cast<std::size_t>(std::strtoull(env, nullptr, 10)) : kDefaultShmBytes;
+    bytes = static_cast<std::size_t>(knobs::integer(knobs::Id::ProcShmBytes).value_or(kDefaultShmBytes));
     struct statvfs fs {};
     if (statvfs("/dev/shm", &fs) == 0) {  // leave room for every rank's segment and the control segment
       const std::size_t freeBytes = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
@@ -51,10 +51,8 @@ class ProcCommunicator final : public Communicator {
   explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels) {
     if (c.channels < 1 || c.channels > plan::kMaxChannels)
       throw InvalidArgument("proc: channels must be 1.." + std::to_string(plan::kMaxChannels));
-    const char* transport = std::getenv("CCLAB_PROC_TRANSPORT");  // "mpi": every pair over MPI (to compare)
-    if (transport && std::string(transport) != "mpi" && std::string(transport) != "shm")
-      throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT is 'shm' (shared memory within a node, the default) or 'mpi'");
-    if (k_ > 1 && transport && std::string(transport) == "mpi")
+    const bool overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi";  // every pair over MPI (to compare)
+    if (k_ > 1 && overMpi)
       throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT=mpi runs one rank per process; -g " + std::to_string(k_) +
                             " ranks per process use shared memory within a node");
     if (k_ > 1 && world_.nodes() > 1) {  // the links' tags carry (channel, sender's k, receiver's k)
@@ -67,7 +65,7 @@ class ProcCommunicator final : public Communicator {
                               std::to_string(MpiLinks::maxTag(k_)) + ", this MPI allows " + std::to_string(tagUb));
     }
     for (int k = 0; k < k_; ++k) ranks_.push_back(std::make_unique<RankState>());
-    if (transport && std::string(transport) == "mpi") {
+    if (overMpi) {
       mpi_ = std::make_unique<MpiExecutor>(world_);
       return;
     }
@@ -143,6 +141,12 @@ class ProcCommunicator final : public Communicator {
   double maxOverProcesses(double v) const override { return world_.maxOf(v); }
   std::int64_t sumOverProcesses(std::int64_t v) const override { return world_.sumOf(v); }
   bool printsReport() const override { return world_.rank() == 0; }
+  // A call's buffers are either in the arena (the upper half) or staged in the lower half with its
+  // scratch (runShared), so no buffer beyond half the segment can ever run. MPI alone: no bound.
+  std::optional<std::size_t> maxBufferBytes() const override {
+    if (!ranks_.front()->shm) return std::nullopt;
+    return workBytes_;
+  }
 
   // From one thread per rank too (each of this process's ranks its own), like the host backend's.
   void run(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) override {

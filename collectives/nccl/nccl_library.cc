@@ -37,7 +37,7 @@ bool sym(void* lib, const char* name, F& out, std::string& why) {
 }
 
 bool bind(NcclApi& api, std::string& why) {
-  void* lib = openFirstLibrary(libraryCandidates("CCLAB_NCCL_LIBRARY", {"libnccl.so.2", "libnccl.so"}), kWhat,
+  void* lib = openFirstLibrary(libraryCandidates(knobs::Id::NcclLibrary, {"libnccl.so.2", "libnccl.so"}), kWhat,
                                "CCLAB_NCCL_LIBRARY", api.origin, why);
   if (!lib) return false;
   return sym(lib, "ncclGetVersion", api.getVersion, why) && sym(lib, "ncclGetErrorString", api.getErrorString, why) &&

@@ -36,11 +36,17 @@ TEST(DynamicLibrary, NothingLoadsGivesOneLineNamingEveryAttemptAndTheVariable) {
 }
 
 TEST(DynamicLibrary, TheEnvironmentVariableComesFirstWhenSet) {
-  ::setenv("CCLAB_TEST_LIB", "/custom/libx.so", 1);
-  EXPECT_EQ(libraryCandidates("CCLAB_TEST_LIB", {"a.so", "b.so"}), (std::vector<std::string>{"/custom/libx.so", "a.so", "b.so"}));
-  ::setenv("CCLAB_TEST_LIB", "", 1);
-  EXPECT_EQ(libraryCandidates("CCLAB_TEST_LIB", {"a.so"}), (std::vector<std::string>{"a.so"}));
-  ::unsetenv("CCLAB_TEST_LIB");
+  const char* old = std::getenv("CCLAB_NCCL_LIBRARY");
+  const std::string saved = old ? old : "";
+  ::setenv("CCLAB_NCCL_LIBRARY", "/custom/libx.so", 1);
+  EXPECT_EQ(libraryCandidates(knobs::Id::NcclLibrary, {"a.so", "b.so"}),
+            (std::vector<std::string>{"/custom/libx.so", "a.so", "b.so"}));
+  ::setenv("CCLAB_NCCL_LIBRARY", "", 1);
+  EXPECT_EQ(libraryCandidates(knobs::Id::NcclLibrary, {"a.so"}), (std::vector<std::string>{"a.so"}));
+  if (old)
+    ::setenv("CCLAB_NCCL_LIBRARY", saved.c_str(), 1);
+  else
+    ::unsetenv("CCLAB_NCCL_LIBRARY");
 }
 
 }  // namespace

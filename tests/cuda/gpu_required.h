@@ -8,17 +8,14 @@
 
 #include <chrono>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 
 #include "collectives/communicator.h"
+#include "collectives/core/knobs.h"
 
 namespace cclab::testing {
 
-inline bool gpuExpected() {
-  const char* v = std::getenv("CCLAB_EXPECT_GPU");
-  return v != nullptr && std::strcmp(v, "") != 0 && std::strcmp(v, "0") != 0;
-}
+inline bool gpuExpected() { return knobs::flag(knobs::Id::ExpectGpu).value_or(false); }
 
 // The bound on every wait inside a GPU test's collective: CCLAB_GPU_TEST_TIMEOUT_MS when set (scripts/gpu_check
 // sets a few seconds, so a hang costs seconds, not the 20 s default per test case), else 20 s. A value

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/knobs.h"
 #include "trainer/cli/options.h"
 #include "trainer/metrics/summary.h"
 #include "trainer/report/baseline.h"
@@ -117,6 +118,7 @@ int fail(int status, const char* what) {
 
 int main(int argc, char** argv) {
   try {
+    cclab::knobs::checkAll();  // a bad CCLAB_* value is a usage error, before anything runs
     return run(argc, argv);
   } catch (const cclab::InvalidArgument& e) {
     return fail(kExitUsage, e.what());

@@ -12,7 +12,7 @@ namespace {
 constexpr std::string_view kWhat = "cuBLAS";
 
 bool bind(CublasApi& api, std::string& why) {
-  void* lib = openFirstLibrary(libraryCandidates("CCLAB_CUBLAS_LIBRARY", {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}),
+  void* lib = openFirstLibrary(libraryCandidates(knobs::Id::CublasLibrary, {"libcublas.so.13", "libcublas.so.12", "libcublas.so"}),
                                kWhat, "CCLAB_CUBLAS_LIBRARY", api.origin, why);
   if (!lib) return false;
   return bindSymbol(lib, "cublasCreate_v2", api.create, kWhat, why) && bindSymbol(lib, "cublasDestroy_v2", api.destroy, kWhat, why) &&

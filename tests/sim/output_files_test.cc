@@ -1,0 +1,131 @@
+// cclab-sim's output files go through the atomic writer: --trace and calibrate's -o (saveTopologyFile)
+// refuse a target that is not a regular file, and a write that fails part-way (a full disk, made here
+// with a file-size limit: write() fails with EFBIG as it would with ENOSPC) exits non-zero with one
+// line and keeps the old file. They used to write through an unchecked ofstream: a truncated file,
+// the old one lost, exit 0 and "wrote ...".
+#include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include "sim/presets.h"
+#include "sim/topology_json.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+
+struct TempDir {
+  fs::path path;
+  TempDir() {
+    std::string tmpl = (fs::temp_directory_path() / "cclab-sim-out-XXXXXX").string();
+    path = ::mkdtemp(tmpl.data());
+  }
+  ~TempDir() {
+    std::error_code ec;
+    fs::remove_all(path, ec);
+  }
+};
+
+struct SimRun {
+  int status = -1;
+  std::string output;
+};
+
+// `prefix` runs in the shell before cclab-sim (e.g. a ulimit).
+SimRun sim(const std::string& args, const std::string& prefix = "") {
+  const std::string cmd = prefix + " exec " + std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
+  SimRun r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
+  const int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+std::size_t entries(const fs::path& dir) {
+  std::size_t n = 0;
+  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir)) ++n;
+  return n;
+}
+
+// 512-byte blocks: a 4 KiB limit, far below the 4M run's trace; SIGXFSZ ignored so write() fails.
+const std::string kFullDisk = "ulimit -f 8; trap '' XFSZ;";
+
+TEST(SimOutputFiles, ATraceOnAFullDiskFailsAndKeepsTheOldFile) {
+  TempDir d;
+  const fs::path trace = d.path / "t.json";
+  std::ofstream(trace) << "old";
+  const SimRun r = sim("allreduce -e 4M --trace " + trace.string(), kFullDisk);
+  EXPECT_NE(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("cannot write '" + trace.string() + "'"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("wrote trace"), std::string::npos) << r.output;
+  EXPECT_EQ(slurp(trace), "old");
+  EXPECT_EQ(entries(d.path), 1U) << "no temporary file left behind";
+  // Without the limit the same command writes the whole trace.
+  const SimRun ok = sim("allreduce -e 4M --trace " + trace.string());
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  EXPECT_EQ(slurp(trace).rfind("{\"", 0), 0U);
+}
+
+TEST(SimOutputFiles, ATraceOntoAFifoIsRefusedBeforeTheWork) {
+  TempDir d;
+  const fs::path fifo = d.path / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  const SimRun r = sim("allreduce -e 4M --trace " + fifo.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("--trace '" + fifo.string() + "': is a FIFO, not a regular file"), std::string::npos) << r.output;
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+}
+
+// calibrate -o writes with saveTopologyFile.
+TEST(SimOutputFiles, ASavedTopologyIsWholeOrNotWritten) {
+  TempDir d;
+  const auto spec = cclab::sim::findPreset("dgx-h100");
+  ASSERT_TRUE(spec);
+  const fs::path out = d.path / "topo.json";
+  cclab::sim::saveTopologyFile(*spec, out.string());
+  const std::string whole = slurp(out);
+  ASSERT_GT(whole.size(), 100U);
+  const fs::path fifo = d.path / "fifo";
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  EXPECT_ANY_THROW(cclab::sim::saveTopologyFile(*spec, fifo.string()));
+  EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {  // a full disk, in a child so the limit stays there
+    std::signal(SIGXFSZ, SIG_IGN);
+    const rlimit limit{64, 64};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    try {
+      cclab::sim::saveTopologyFile(*spec, out.string());
+    } catch (const std::exception&) {
+      ::_exit(0);
+    }
+    ::_exit(1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the failed write was not reported";
+  EXPECT_EQ(slurp(out), whole) << "the old file was lost";
+  EXPECT_EQ(entries(d.path), 2U) << "no temporary file left behind";
+}
+
+}  // namespace
