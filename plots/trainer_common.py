@@ -77,7 +77,7 @@ def straggler_factor(run):
 
 
 def run_label(run):
-    """'sync 4w', 'async 4w DC 0.04', 'async 4w SSP 4', '+ straggler 1:1.4'."""
+    """'sync 4w', 'async 4w DC 0.04', 'async 4w SSP 4', '+ straggler 1:1.4', '+ label-skew:0.1' (--shard)."""
     c = run["config"]
     label = f"{c['mode']} {c['workers']}w"
     if c["mode"] == "async":
@@ -88,6 +88,8 @@ def run_label(run):
     s = c.get("straggler")
     if s:
         label += f" straggler {s['rank']}:{s['factor']:g}"
+    if c.get("shard", "shuffle-each-epoch") != "shuffle-each-epoch":
+        label += f" {c['shard']}"
     return label
 
 

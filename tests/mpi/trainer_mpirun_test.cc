@@ -167,6 +167,27 @@ TEST(TrainerUnderMpirun, EmulatedNodesWithHierEndWithinToleranceOfTheThreads) {
   expectEveryRank(compareWithThreads(4, " --algo hier", 2), 4);
 }
 
+// --shard splits alike in every process (each derives the split from the same data and seed), and the
+// gradient statistics gathered from the processes are the threads' (per step, up to summation order).
+TEST(TrainerUnderMpirun, ShardModesAndGradientStatisticsMatchTheThreads) {
+  for (const std::string shard : {"label-skew:0.3", "hard-to:1"}) {
+    const json pj = compareWithThreads(3, " --shard " + shard);
+    expectEveryRank(pj, 3);
+    if (!pj.is_object()) continue;
+    const json tj = readJson(scratch("threads3.json"));
+    EXPECT_EQ(pj["config"]["shard"], shard);
+    ASSERT_EQ(pj["steps"].size(), tj["steps"].size());
+    for (std::size_t i = 0; i < pj["steps"].size(); ++i) {
+      const json &p = pj["steps"][i], &t = tj["steps"][i];
+      ASSERT_EQ(p["rank"], t["rank"]);
+      const double want = t["grad_variance"].get<double>();
+      EXPECT_GT(want, 0.0) << shard;
+      EXPECT_NEAR(p["grad_variance"].get<double>(), want, 1e-3 * want) << shard << " step record " << i;
+      EXPECT_NEAR(p["grad_norm"].get<double>(), t["grad_norm"].get<double>(), 1e-3 * t["grad_norm"].get<double>());
+    }
+  }
+}
+
 // --straggler names a global rank: only that process slows its compute.
 TEST(TrainerUnderMpirun, TheStragglerIsTheNamedGlobalRank) {
   const fs::path out = scratch("straggler.json");

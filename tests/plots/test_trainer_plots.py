@@ -12,6 +12,7 @@ PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
 sys.path.insert(0, str(PLOTS))
 
 import trainer_common  # noqa: E402
+import trainer_gradients  # noqa: E402
 import trainer_scaling  # noqa: E402
 import trainer_straggler  # noqa: E402
 
@@ -120,9 +121,35 @@ def test_runs_of_different_configurations_are_separate_lines_not_repeats():
 def test_labels_name_the_configuration():
     assert trainer_common.run_label(report("async", dc_lambda=0.04, ssp=4)) == "async 4w DC 0.04 SSP 4"
     assert trainer_common.run_label(report(straggler=1.4)) == "sync 4w straggler 1:1.4"
+    assert trainer_common.run_label(report(shard="hard-to:1")) == "sync 4w hard-to:1"
+    assert trainer_common.run_label(report(shard="shuffle-each-epoch")) == "sync 4w"
 
 
-@pytest.mark.parametrize("script", ["trainer_curves.py", "trainer_comm.py", "trainer_straggler.py", "trainer_scaling.py"])
+def with_gradients(run, variance, norms):
+    """Step records with gradient statistics: one step per variance, rank r's |g_r| = norms[r]."""
+    run["steps"] = [{"epoch": 0, "step": k, "rank": r, "grad_norm": norms[r], "mean_grad_norm": 1.0, "grad_variance": v}
+                    for k, v in enumerate(variance) for r in range(len(norms))]
+    return run
+
+
+def test_gradients_plot_and_series(tmp_path):
+    iid = with_gradients(report(shard="shuffle-each-epoch"), [4.0, 2.0, 1.0], [1.0, 1.0, 1.0, 1.0])
+    hard = with_gradients(report(shard="hard-to:2"), [9.0, 5.0, 3.0], [1.0, 1.0, 3.0, 1.0])
+    variance, norms = trainer_gradients.gradient_series(hard)
+    assert variance == [9.0, 5.0, 3.0]
+    assert norms == {0: 1.0, 1: 1.0, 2: 3.0, 3: 1.0}
+    files = [write(tmp_path, "iid.json", iid), write(tmp_path, "hard.json", hard)]
+    out = tmp_path / "gradients.png"
+    r = run("trainer_gradients.py", *files, "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert_png(out)
+    r = run("trainer_gradients.py", write(tmp_path, "async.json", report("async")), "-o", tmp_path / "y.png")
+    assert r.returncode == 2 and "no gradient statistics" in r.stderr
+    assert not (tmp_path / "y.png").exists()
+
+
+@pytest.mark.parametrize("script", ["trainer_curves.py", "trainer_comm.py", "trainer_straggler.py", "trainer_scaling.py",
+                                    "trainer_gradients.py"])
 def test_bad_input_is_one_line_and_exit_2(tmp_path, script):
     cases = [tmp_path / "missing.json", write(tmp_path, "bad.json", "{not json"),
              write(tmp_path, "other.json", {"schema": "something-else"})]

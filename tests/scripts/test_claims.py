@@ -1,5 +1,5 @@
 """scripts/claims --quick: runs every claim's experiments in under a minute and writes the table with
-one row per claim: claim | commands | measured/predicted | holds? | why (threshold)."""
+one row per claim (and the figures of rows 7-9 next to it): claim | commands | measured/predicted | holds? | why (threshold)."""
 import os
 import re
 import subprocess
@@ -9,7 +9,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("CCLAB_BUILD_DIR", ROOT / "build"))
 SCRIPT = ROOT / "scripts" / "claims"
-CLAIMS = 6
+CLAIMS = 9
+FIGURES = ("claims_gradients.png", "claims_links.png", "claims_throughput.png")  # rows 7-9
 QUICK_BUDGET_S = 60
 
 
@@ -46,6 +47,11 @@ def test_quick_run_writes_one_checked_row_per_claim(tmp_path):
         assert tool in ran_all
     for name in re.findall(r"\$OUT/([\w.\-]+)", ran_all):
         assert (tmp_path / "work" / name).is_file(), name
+    # every figure a row names was drawn next to the table
+    measured_all = " ".join(r[2] for r in rows)
+    for fig in FIGURES:
+        assert f"Figure: {fig}" in measured_all, fig
+        assert (tmp_path / fig).read_bytes()[:8] == b"\x89PNG\r\n\x1a\n", fig
 
 
 def test_bad_usage_exits_two(tmp_path):

@@ -47,6 +47,11 @@ TEST(Options, ParsesTheDocumentedCommandLine) {
   EXPECT_EQ(s->train.sync.bucketBytes, 64U * 1024);
   EXPECT_EQ(s->train.sync.firstBucketBytes, 8U * 1024);
   EXPECT_FALSE(s->train.sync.overlap);
+  EXPECT_EQ(s->train.shard.mode, ShardMode::ShuffleEachEpoch);  // the default
+  const auto k = parse({"--workers", "4", "--shard", "label-skew:0.5"});
+  ASSERT_TRUE(k);
+  EXPECT_EQ(k->train.shard.mode, ShardMode::LabelSkew);
+  EXPECT_DOUBLE_EQ(k->train.shard.alpha, 0.5);
 }
 
 TEST(Options, TheOldStragglerSpellingMeansAComputeFactor) {
@@ -202,7 +207,8 @@ TEST(Binary, AnUnwritableOutputIsRefusedBeforeTraining) {
 
 TEST(Binary, BadHyperParametersAndModeOptionsExitTwo) {
   for (const char* flags : {"--lr inf", "--lr nan", "--lr -1", "--momentum inf", "--dc-lambda 0.1", "--mode async --bucket 1M",
-                            "--straggler 1:delay=1ms"}) {
+                            "--straggler 1:delay=1ms", "--shard random", "--shard label-skew:0", "--shard hard-to:2",
+                            "--mode async --shard label-skew:1"}) {
     const Exit e = runBinary(std::string(kTinyRun) + "--epochs 1 " + flags);
     EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
     EXPECT_EQ(lines(e.err), 1) << flags << ": " << e.err;

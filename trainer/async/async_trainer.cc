@@ -8,6 +8,7 @@
 #include "trainer/async/parameter_server.h"
 #include "trainer/async/ssp_clock.h"
 #include "trainer/data/sampler.h"
+#include "trainer/data/shards.h"
 #include "trainer/device/virtual_gate.h"
 #include "trainer/device/virtual_timeline.h"
 #include "trainer/model/gradient_units.h"
@@ -187,11 +188,11 @@ RunResult runAsync(const TrainConfig& config, const DataSplit& data, const Epoch
   SspClock ssp(config.workers, config.async.sspBound);
   const RunClock clock;
   // As many batches per epoch as sync's static shards hold, so the two modes see the same samples.
-  const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
-  const std::int64_t batches = config.workers * stepsPerEpoch(config, probe.samplesPerReplica());
+  const ShardPlan shards(data.train, config.workers, config.seed, config.remainder, config.shard);
+  const std::int64_t batches = config.workers * stepsPerEpoch(config, shards.samplesPerReplica());
   BatchQueue queue;
   const auto prepareEpoch = [&](int epoch) {
-    queue.reset(epochIndexList(data.train.size(), config.workers, config.seed, epoch, config.remainder),
+    queue.reset(shards.queueOrder(epoch),
                 config.workerBatch(), batches);
     ssp.reset();
   };

@@ -47,6 +47,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
 
   CLI::App app{"cclab-train: synchronous and asynchronous data-parallel training of an MLP (docs/trainer.md)"};
   std::string mode = "sync", widths{kDefaultWidths}, algo = "auto", backend = "host", remainder = "pad";
+  std::string shard = "shuffle-each-epoch";
   std::string bucket = "25M", firstBucket = "1M", straggler, layers, computeModel;
   bool noOverlap = false;
   app.add_option("--data", o.data.name, "fashion-mnist or synthetic")->capture_default_str();
@@ -69,6 +70,9 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
                  "emulated device: h100, h200, a100 or TFLOP/s; compute time = FLOPs / rate (sync only)");
   app.add_option("--seed", t.seed, "seed for initialisation and shuffling")->capture_default_str();
   app.add_option("--remainder", remainder, "pad or drop: how shards are made equal")->capture_default_str();
+  app.add_option("--shard", shard,
+                 "how workers split the data: shuffle-each-epoch, shuffle-once, contiguous, label-skew:ALPHA, hard-to:RANK")
+      ->capture_default_str();
   app.add_option("--algo", algo, "allreduce algorithm: ring, tree, dbtree, rhd, auto")->capture_default_str();
   app.add_option("--backend", backend, "host, cuda, nccl, or proc (one rank per process under mpirun; its default there)")->capture_default_str();
   app.add_option("--bucket", bucket, "gradient bucket size (K/M/G)")->capture_default_str();
@@ -105,6 +109,7 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);
   t.compute = parseComputeModel(computeModel);
   t.remainder = parseRemainder(remainder);
+  t.shard = parseShard(shard);
   t.sync.backend = parseBackend(backend);
   t.sync.algorithm = plan::parseAlgorithm(algo);  // throws InvalidArgument
   // Sizes as every cclab tool reads them (collectives/conventions/size.h: 64K, 64KiB, 25M, 1G).

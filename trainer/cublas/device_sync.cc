@@ -10,6 +10,7 @@
 #include "trainer/cublas/device_mlp.h"
 #include "trainer/data/batch.h"
 #include "trainer/data/sampler.h"
+#include "trainer/data/shards.h"
 #include "trainer/model/evaluate.h"
 #include "trainer/run/divergence.h"
 #include "trainer/run/epoch_runner.h"
@@ -38,7 +39,7 @@ class DeviceWorker {
       : rank_(rank), s_(s), microBatch_(s.config.workerBatch() / s.config.microBatches),
         mlp_(std::move(runner), s.model.layout(), microBatch_, s.config.microBatches,
              1.0F / static_cast<float>(s.config.workers), s.config.sgd),
-        sampler_(s.data.train.size(), s.config.workers, rank, s.config.seed, s.config.remainder),
+        shards_(s.data.train, s.config.workers, s.config.seed, s.config.remainder, s.config.shard),
         x_(static_cast<std::size_t>(microBatch_ * s.model.layout().inputs())), y_(static_cast<std::size_t>(microBatch_)),
         host_(static_cast<std::size_t>(s.model.layout().parameterCount())) {}
 
@@ -57,7 +58,7 @@ class DeviceWorker {
     }
     lossSum_ = 0.0;
     samples_ = 0;
-    const std::vector<std::int64_t> shard = sampler_.indices(epoch);
+    const std::vector<std::int64_t> shard = shards_.indices(rank_, epoch);
     const auto b = static_cast<std::size_t>(s_.config.workerBatch());
     for (std::int64_t i = 0; i < s_.stepsPerEpoch; ++i)
       runStep(epoch, i, std::span<const std::int64_t>(shard).subspan(static_cast<std::size_t>(i) * b, b));
@@ -131,7 +132,7 @@ class DeviceWorker {
   const Shared& s_;
   std::int64_t microBatch_;
   DeviceMlp mlp_;
-  DistributedSampler sampler_;
+  ShardPlan shards_;
   std::vector<float> x_;
   std::vector<int> y_;
   std::vector<float> host_;

@@ -35,6 +35,11 @@ struct StepRecord {
   double lossSum = 0.0;
   std::int64_t samples = 0;
   std::int64_t staleness = -1;  // async: updates applied between pull and push; -1 in sync
+  // Sync gradient statistics (metrics/gradient_stats.h); -1 where there are none (async).
+  double gradSqNorm = -1.0;     // |g_r|^2: this worker's gradient before the allreduce
+  double sumGradSqNorm = -1.0;  // |sum_r g_r|^2: after the allreduce
+  double meanGradNorm = -1.0;   // |gbar| of the step (the same on every rank)
+  double gradVariance = -1.0;   // (1/N) sum_r |g_r - gbar|^2 of the step
 
   [[nodiscard]] std::int64_t stepNs() const { return endNs - startNs; }
 };

@@ -1,7 +1,10 @@
 #include "trainer/report/json_report.h"
 
+#include <cmath>
+
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
+#include "trainer/metrics/gradient_stats.h"
 #include "trainer/model/layout.h"
 #include "trainer/report/model_info.h"
 #include "trainer/run/clock.h"
@@ -34,6 +37,7 @@ json configJson(const TrainConfig& c, const std::string& dataName) {
           {"weight_decay", c.sgd.weightDecay},
           {"seed", c.seed},
           {"remainder", std::string(name(c.remainder))},
+          {"shard", format(c.shard)},
           {"backend", std::string(name(c.sync.backend))},
           {"algo", std::string(plan::name(c.sync.algorithm))},
           {"bucket_bytes", c.sync.bucketBytes},
@@ -76,6 +80,20 @@ json stragglersJson(const RankReport& r) {
   return {{"detectable", r.detectable}, {"allreduces", r.allreduces}, {"rule", stragglerRule()}, {"named", named}};
 }
 
+json orNull(double v) { return v < 0.0 ? json(nullptr) : json(v); }
+
+// The gradient statistics' means over the run (metrics/gradient_stats.h); null without them (async).
+json gradientJson(const RunResult& run, int workers) {
+  const GradientSummary g = summarizeGradients(run.steps, workers);
+  if (g.steps == 0) return nullptr;
+  return {{"steps", g.steps},
+          {"variance_mean", g.varianceMean},
+          {"mean_norm_mean", g.meanNormMean},
+          {"worker_norm_mean", g.workerNormMean},
+          {"noise_ratio_mean", g.noiseRatioMean},
+          {"rank_norm_mean", g.rankNormMean}};
+}
+
 json summaryJson(const TrainConfig& c, const Summary& s, const RunResult& run) {
   const auto workerSteps = static_cast<double>(s.workerSteps > 0 ? s.workerSteps : 1);
   const ModelInfo model = describeModel(c);
@@ -108,7 +126,8 @@ json summaryJson(const TrainConfig& c, const Summary& s, const RunResult& run) {
           {"scaling_efficiency", optional(s.scalingEfficiency)},
           {"straggler_slowdown", optional(s.stragglerSlowdown)},
           {"ssp_max_gap", run.sspMaxGap < 0 ? json(nullptr) : json(run.sspMaxGap)},
-          {"replica_divergence", run.replicaDivergence}};
+          {"replica_divergence", run.replicaDivergence},
+          {"gradient", gradientJson(run, c.workers)}};
 }
 
 }  // namespace
@@ -139,7 +158,10 @@ json runToJson(const TrainConfig& config, const std::string& dataName, const Run
                      {"injected_us", us(r.injectedNs)},
                      {"device_compute_us", us(r.deviceComputeNs)},
                      {"loss", r.samples ? r.lossSum / static_cast<double>(r.samples) : 0.0},
-                     {"staleness", r.staleness}});
+                     {"staleness", r.staleness},
+                     {"grad_norm", r.gradSqNorm < 0.0 ? json(nullptr) : json(std::sqrt(r.gradSqNorm))},
+                     {"mean_grad_norm", orNull(r.meanGradNorm)},
+                     {"grad_variance", r.gradVariance < -0.5 ? json(nullptr) : json(r.gradVariance)}});
   json arrivals = json::array();
   for (const BucketArrival& a : run.arrivals)
     arrivals.push_back({{"epoch", a.epoch}, {"step", a.step}, {"bucket", a.bucket}, {"rank", a.rank},

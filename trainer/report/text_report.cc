@@ -2,6 +2,7 @@
 
 #include "fmt/format.h"
 #include "fmt/ostream.h"
+#include "trainer/metrics/gradient_stats.h"
 #include "trainer/model/layout.h"
 #include "trainer/report/model_info.h"
 
@@ -18,7 +19,7 @@ void printHeader(std::ostream& out, const TrainConfig& c, const std::string& dat
   else
     fmt::print(out, "dc-lambda {}{}, forced staleness {}, ssp {}", c.async.dcLambda, c.async.dcAdaptive ? " (adaptive)" : "",
                c.async.forcedStaleness, c.async.sspBound < 0 ? std::string("none") : std::to_string(c.async.sspBound));
-  fmt::print(out, "; straggler {}\n", format(c.straggler));
+  fmt::print(out, "; straggler {}; shard {}\n", format(c.straggler), format(c.shard));
   const ModelInfo m = describeModel(c);
   if (m.syntheticParameters > 0)
     fmt::print(out, "# model {}: {:.2f} M parameters in {} tensors ({} synthetic: {:.2f} M, gradients of the right size and FLOPs, "
@@ -96,6 +97,17 @@ void printSummary(std::ostream& out, const TrainConfig& c, const RunResult& run,
   if (run.sspMaxGap >= 0)
     fmt::print(out, "# ssp gap         max {} pushes ahead of the slowest worker (bound {})\n", run.sspMaxGap, c.async.sspBound);
   fmt::print(out, "# test accuracy   final {:.2f}%, best {:.2f}%\n", 100.0 * s.finalTestAccuracy, 100.0 * s.bestTestAccuracy);
+  const GradientSummary g = summarizeGradients(run.steps, c.workers);
+  if (g.steps > 0) {
+    fmt::print(out, "# gradients       per step means over {} steps: worker norm {:.4g}, norm of the mean {:.4g}, across-worker "
+               "variance {:.4g} ({:.3f}x the mean's squared norm)\n", g.steps, g.workerNormMean, g.meanNormMean,
+               g.varianceMean, g.noiseRatioMean);
+    if (g.rankNormMean.size() > 1) {
+      std::string per;
+      for (std::size_t k = 0; k < g.rankNormMean.size(); ++k) per += fmt::format("{}{}: {:.4g}", k ? ", " : "", k, g.rankNormMean[k]);
+      fmt::print(out, "# worker norms    mean per rank: {}\n", per);
+    }
+  }
   if (s.scalingEfficiency) fmt::print(out, "# scaling eff.    {:.3f}\n", *s.scalingEfficiency);
   if (s.stragglerSlowdown) fmt::print(out, "# straggler slow. {:.3f}x\n", *s.stragglerSlowdown);
   printRanks(out, c, s.ranks);

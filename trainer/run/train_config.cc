@@ -50,6 +50,12 @@ void validate(const TrainConfig& c) {
     throw InvalidArgument("--straggler compute factor must be in [1, " + fmt::format("{:g}", kMaxStragglerFactor) + "]");
   if (c.straggler.startDelay.count() != 0 || c.straggler.linkFactor != 1.0)
     throw InvalidArgument("--straggler " + format(c.straggler) + ": the trainer injects only compute= (a slower worker)");
+  if (c.shard.mode == ShardMode::HardTo && c.shard.rank >= c.workers)
+    throw InvalidArgument("--shard " + format(c.shard) + ": rank " + std::to_string(c.shard.rank) + " is not a worker (0.." +
+                          std::to_string(c.workers - 1) + ")");
+  if (c.mode == Mode::Async && c.shard.perWorker())
+    throw InvalidArgument("--shard " + format(c.shard) + " applies to --mode sync only (async workers claim batches from one "
+                          "shared queue, so no worker has a shard of its own)");
   checkHyperParameters(c);
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");

@@ -11,6 +11,7 @@
 #include "collectives/communicator.h"
 #include "collectives/core/straggler.h"
 #include "trainer/data/sampler.h"
+#include "trainer/data/shards.h"
 #include "trainer/device/compute_model.h"
 #include "trainer/model/sgd.h"
 #include "trainer/run/straggler.h"
@@ -54,6 +55,7 @@ struct TrainConfig {
   SgdConfig sgd;
   std::uint64_t seed = 1;        // model initialisation and sampler shuffle
   Remainder remainder = Remainder::Pad;
+  ShardConfig shard;             // --shard: how the epoch is split across workers (data/shards.h)
   SyncConfig sync;
   AsyncConfig async;
   Straggler straggler;           // the trainer injects computeFactor only

@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "trainer/data/sampler.h"
+#include "trainer/data/shards.h"
 #include "trainer/device/virtual_timeline.h"
+#include "trainer/metrics/gradient_stats.h"
 #include "trainer/model/gradient_units.h"
 #include "trainer/model/mlp.h"
 #include "trainer/model/sgd.h"
@@ -39,6 +41,7 @@ struct SyncShared {
   GradientExchange& exchange;
   const RunClock& clock;
   std::int64_t stepsPerEpoch;
+  const ShardPlan& shards;  // --shard: which samples each worker gets
 };
 
 class SyncWorker {
@@ -46,7 +49,6 @@ class SyncWorker {
   SyncWorker(int rank, const SyncShared& s)
       : rank_(rank), s_(s), params_(static_cast<std::size_t>(s.model.layout().parameterCount())),
         grads_(static_cast<std::size_t>(s.units.totalCount())), sgd_(s.config.sgd, s.model.layout().parameterCount()),
-        sampler_(s.data.train.size(), s.config.workers, rank, s.config.seed, s.config.remainder),
         step_(s.model, s.data.train, s.config.workerBatch(), s.config.microBatches),
         throttle_(s.config.straggler.rank == rank && !s.config.compute.active() ? s.config.straggler.computeFactor : 1.0), trace_(s.config.trace),
         comm_(s.exchange, rank, s.clock, s.config.trace) {}
@@ -58,7 +60,7 @@ class SyncWorker {
     }
     lossSum_ = 0.0;
     samples_ = 0;
-    const std::vector<std::int64_t> shard = sampler_.indices(epoch);
+    const std::vector<std::int64_t> shard = s_.shards.indices(rank_, epoch);
     const auto b = static_cast<std::size_t>(s_.config.workerBatch());
     for (std::int64_t i = 0; i < s_.stepsPerEpoch; ++i)
       runStep(epoch, i, std::span<const std::int64_t>(shard).subspan(static_cast<std::size_t>(i) * b, b));
@@ -87,9 +89,13 @@ class SyncWorker {
     const std::int64_t cpu0 = threadCpuNs() - throttle_.spinCpuNs();
     const std::int64_t injected0 = throttle_.injectedNs();
     std::int64_t ready = -1;  // backward done: taken before the last bucket is handed over
+    double ownSq = 0.0;  // |g_r|^2, bucket by bucket while the gradient is still this worker's own
     const auto submitReady = [&](int layer) {
       if (layer == 0 && ready < 0) ready = clock.nowNs();
-      while (next < s_.buckets.size() && s_.buckets[next].firstLayer >= layer) comm_.submit(s_.buckets[next++], grads_, globalStep);
+      while (next < s_.buckets.size() && s_.buckets[next].firstLayer >= layer) {
+        ownSq += mlpSquaredNorm(s_.buckets[next]);
+        comm_.submit(s_.buckets[next++], grads_, globalStep);
+      }
     };
     const int mlpUnit0 = s_.units.syntheticUnits();  // MLP layer l is unit mlpUnit0 + l
     const LayerDoneFn onLayerDone =
@@ -100,6 +106,7 @@ class SyncWorker {
     submitReady(0);
     const std::int64_t busy = comm_.waitAll();
     checkSyntheticSums();
+    const double sumSq = mlpSquaredNorm({0, 0, 0, static_cast<std::int64_t>(grads_.size())});
     const std::int64_t done = clock.nowNs();
     sgd_.step(params_, mlpGrads, 1.0F / static_cast<float>(s_.config.workers));
     checkParamsFinite(params_, s_.config, epoch, step);  // replicas agree: every worker stops here
@@ -123,9 +130,23 @@ class SyncWorker {
     r.deviceComputeNs = threadCpuNs() - throttle_.spinCpuNs() - cpu0 + r.injectedNs;
     r.lossSum = loss.lossSum;
     r.samples = loss.samples;
+    r.gradSqNorm = ownSq;
+    r.sumGradSqNorm = sumSq;
     records_.push_back(r);
     lossSum_ += loss.lossSum;
     samples_ += loss.samples;
+  }
+
+  // The squared norm, in double, of the part of `b` that holds the implemented MLP's gradient (a
+  // preset's synthetic tensors come first in the flat gradient and carry markers, not gradients).
+  [[nodiscard]] double mlpSquaredNorm(const Bucket& b) const {
+    const std::int64_t begin = std::max(b.offset, s_.units.syntheticCount());
+    double sq = 0.0;
+    for (std::int64_t i = begin; i < b.offset + b.count; ++i) {
+      const double g = grads_[static_cast<std::size_t>(i)];
+      sq += g * g;
+    }
+    return sq;
   }
 
   // The synthetic tensors' "backward" (model/synthetic.h), last unit first: each gradient is filled with
@@ -160,7 +181,6 @@ class SyncWorker {
   std::vector<float> params_;
   std::vector<float> grads_;
   Sgd sgd_;
-  DistributedSampler sampler_;
   GradientStep step_;
   ComputeThrottle throttle_;
   TraceLog trace_;
@@ -222,8 +242,9 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
   GradientExchange exchange(comm, options, units.totalCount());
   const ProcessGroup group(comm);  // under mpirun: this process runs one rank, the others the rest
   const RunClock clock = group.commonClock();
-  const DistributedSampler probe(data.train.size(), config.workers, 0, config.seed, config.remainder);
-  const SyncShared shared{config, data, model, units, buckets, exchange, clock, stepsPerEpoch(config, probe.samplesPerReplica())};
+  const ShardPlan shards(data.train, config.workers, config.seed, config.remainder, config.shard);
+  const SyncShared shared{config, data, model, units, buckets, exchange, clock, stepsPerEpoch(config, shards.samplesPerReplica()),
+                          shards};
 
   std::vector<std::unique_ptr<SyncWorker>> workers;
   for (int r : group.localRanks()) workers.push_back(std::make_unique<SyncWorker>(r, shared));
@@ -273,6 +294,7 @@ RunResult runSync(const TrainConfig& config, const DataSplit& data, Communicator
   }
   result.trace = concatTrace(group, trace);
   result.steps = group.concat(steps);
+  fillGradientStats(result.steps, config.workers);
   result.arrivals = group.concat(arrivals);
   for (const std::int64_t n : group.concat(std::span<const std::int64_t>(&reduced, 1)))
     result.allreducedBytes += n * static_cast<std::int64_t>(sizeof(float));
