@@ -43,6 +43,7 @@
 #include "collectives/core/straggler.h"
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
+#include "sim/flow_network.h"
 #include "sim/protocol.h"
 #include "sim/topology.h"
 #include "sim/units.h"
@@ -81,6 +82,7 @@ struct ReplayOptions {
   std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised);
                                                   // per protocol run (auto runs up to two)
   ProtocolChoice protocol = ProtocolChoice::Auto;  // forced LL or Simple: refused without ll_protocol
+  LinkSharing sharing = LinkSharing::EqualShare;   // how flows share a resource (flow_network.h)
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).
