@@ -3,11 +3,14 @@
 
 #include <algorithm>
 #include <limits>
+#include <stdexcept>
+#include <string>
 
 namespace cclab::sim {
 
-FlowNetwork::FlowNetwork(std::vector<MicrosPerByte> beta, const std::vector<int>& routes, LinkSharing sharing)
-    : beta_(std::move(beta)), routes_(&routes), on_(beta_.size()), sharing_(sharing) {}
+FlowNetwork::FlowNetwork(std::vector<MicrosPerByte> beta, const std::vector<int>& routes, LinkSharing sharing,
+                         FlowSchedule schedule)
+    : beta_(std::move(beta)), routes_(&routes), on_(beta_.size()), sharing_(sharing), schedule_(schedule) {}
 
 MicrosPerByte FlowNetwork::equalShareTpb(const Flow& f) const {
   MicrosPerByte tpb = 0;
@@ -19,7 +22,10 @@ MicrosPerByte FlowNetwork::equalShareTpb(const Flow& f) const {
 
 void FlowNetwork::push(int id) {
   const Flow& f = flows_[static_cast<std::size_t>(id)];
-  due_.push({f.end, id, f.version});
+  if (schedule_ == FlowSchedule::Own)
+    due_.push({f.end, id, f.version});
+  else
+    changed_.push_back(id);
 }
 
 void FlowNetwork::start(int id, int begin, int end, double volume, Micros t) {
@@ -27,6 +33,8 @@ void FlowNetwork::start(int id, int begin, int end, double volume, Micros t) {
     flows_.resize(static_cast<std::size_t>(id) + 1);
     stamp_.resize(flows_.size(), 0);
   }
+  if (t < clock_) throw std::logic_error("FlowNetwork: a flow starts at " + std::to_string(t) + ", before " + std::to_string(clock_));
+  clock_ = t;
   Flow& f = flows_[static_cast<std::size_t>(id)];
   f.begin = begin;
   f.end_ = end;
@@ -49,6 +57,7 @@ void FlowNetwork::start(int id, int begin, int end, double volume, Micros t) {
     f.tpb = equalShareTpb(f);
     f.end = t + volume * f.tpb;
     push(id);
+    stamp_[static_cast<std::size_t>(id)] = round_ + 1;  // its rate is set: updateShared skips it
     updateShared(f, t);  // the others on its resources now share with one more
   } else {
     f.tpb = std::numeric_limits<double>::infinity();  // a placeholder the solve replaces: remaining = volume
@@ -134,15 +143,22 @@ int FlowNetwork::finishNext(Micros t, Micros& when) {
   if (next() > t) return -1;
   const Due d = due_.top();
   due_.pop();
-  Flow& f = flows_[static_cast<std::size_t>(d.id)];
+  when = d.end;
+  finish(d.id);
+  return d.id;
+}
+
+void FlowNetwork::finish(int id) {
+  Flow& f = flows_[static_cast<std::size_t>(id)];
   f.active = false;
   ++f.version;
   --active_;
-  when = d.end;
+  const Micros when = f.end;
+  clock_ = std::max(clock_, when);
   for (const int h : route(f)) {
     if (beta_[static_cast<std::size_t>(h)] <= 0) continue;
     auto& list = on_[static_cast<std::size_t>(h)];
-    const auto it = std::find(list.begin(), list.end(), d.id);
+    const auto it = std::find(list.begin(), list.end(), id);
     if (it != list.end()) {
       *it = list.back();
       list.pop_back();
@@ -154,7 +170,6 @@ int FlowNetwork::finishNext(Micros t, Micros& when) {
     else
       solveMaxMin(when);
   }
-  return d.id;
 }
 
 double FlowNetwork::rate(int id) const {

@@ -29,20 +29,35 @@ namespace cclab::sim {
 
 enum class LinkSharing : std::uint8_t { EqualShare, MaxMin };
 
+// Who keeps the flows' end times in order: the network (next, finishNext), or its caller, which reads
+// changed() after each start or finish, queues those flows at end(id) in its own event queue, and
+// calls finish(id) for an entry that is still due (due(id, t)): one queue for agents and flows.
+enum class FlowSchedule : std::uint8_t { Own, Caller };
+
 class FlowNetwork {
  public:
   // beta: per resource, its inverse bandwidth (µs per byte; 0 = unlimited, not shared). routes: the
   // caller's store of routes (resource ids), which may grow while flows run. Flow ids are 0, 1, ...
   // (a caller's connection ids); each id has at most one flow at a time.
-  FlowNetwork(std::vector<MicrosPerByte> beta, const std::vector<int>& routes, LinkSharing sharing);
+  FlowNetwork(std::vector<MicrosPerByte> beta, const std::vector<int>& routes, LinkSharing sharing,
+              FlowSchedule schedule = FlowSchedule::Own);
 
   // Starts flow `id` of `volume` bytes at time t over the route routes[begin, end). A flow with no
   // limited resource, or no bytes, ends at t.
   void start(int id, int begin, int end, double volume, Micros t);
-  // When the next flow ends (infinity when none is active).
+  // FlowSchedule::Own: when the next flow ends (infinity when none is active); ends the next flow if
+  // it ends at or before t (returns its id and sets `when`; -1 otherwise).
   [[nodiscard]] Micros next();
-  // Ends the next flow if it ends at or before t: returns its id and sets `when`; -1 otherwise.
   int finishNext(Micros t, Micros& when);
+  // FlowSchedule::Caller: the flows whose end changed since the caller last cleared the list; whether
+  // flow id is active and ends at t; ends it (at end(id)).
+  [[nodiscard]] std::vector<int>& changed() { return changed_; }
+  [[nodiscard]] bool due(int id, Micros t) const {
+    const Flow& f = flows_[static_cast<std::size_t>(id)];
+    return f.active && f.end == t;
+  }
+  [[nodiscard]] Micros end(int id) const { return flows_[static_cast<std::size_t>(id)].end; }
+  void finish(int id);
   // Flows started and not yet ended.
   [[nodiscard]] int active() const { return active_; }
   // A flow's current rate in bytes per µs (0 when not active; infinity when it crosses nothing limited).
@@ -70,6 +85,9 @@ class FlowNetwork {
   std::vector<std::vector<int>> on_;  // per resource: the active flows crossing it
   std::vector<Flow> flows_;
   LinkSharing sharing_;
+  FlowSchedule schedule_;
+  std::vector<int> changed_;
+  Micros clock_ = 0;  // the latest start or end: time never goes back
   int active_ = 0;
   std::vector<std::uint32_t> stamp_;  // per flow: last update round that saw it (dedup)
   std::uint32_t round_ = 0;

@@ -75,7 +75,7 @@ class Engine {
   // A run with every message on `protocol`: begin(), advance() until !running(), then finish() (or
   // run() for all three).
   Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt, Protocol protocol)
-      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)), net_({}, routeRes_, opt.sharing) {
+      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)), net_({}, routeRes_, opt.sharing, FlowSchedule::Caller) {
     result_.protocol = protocol;
   }
 
@@ -106,14 +106,19 @@ class Engine {
   void advance(std::int64_t events, Micros cutoff, Micros until = std::numeric_limits<Micros>::infinity()) {
     for (std::int64_t i = 0; i < events && !queue_.empty(); ++i) {
       const auto [t, a] = queue_.top();
+      if (a < 0 && !net_.due(flowOf(a), t)) {  // a flow whose rate changed since, or that ended
+        queue_.pop();
+        --i;
+        continue;
+      }
       if (t > cutoff) {
         abandoned_ = true;
         return;
       }
       if (i > 0 && t > until) return;
       queue_.pop();
-      if (a == kNetwork) {
-        network(t);
+      if (a < 0) {
+        delivered(flowOf(a));
         continue;
       }
       time_[a] = std::max(time_[a], t);
@@ -208,7 +213,7 @@ class Engine {
     for (const Straggler& s : opt_.stragglers)
       if (s.rank >= 0 && s.rank < info_.nranks)
         for (int id : topo_.rankLinks(s.rank)) resBeta_[static_cast<std::size_t>(id)] *= s.linkFactor;
-    net_ = FlowNetwork(resBeta_, routeRes_, opt_.sharing);
+    net_ = FlowNetwork(resBeta_, routeRes_, opt_.sharing, FlowSchedule::Caller);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
     crossesNic_.assign(static_cast<std::size_t>(info_.nranks), 0);
@@ -228,13 +233,11 @@ class Engine {
   // connection's messages before it (FIFO per connection).
   void send(int id, Micros t, Bytes bytes) {
     Connection& ch = conns_[static_cast<std::size_t>(id)];
-    if (net_.next() < t) deliver(t);  // the network first catches up with t (an agent may be ahead of its queue)
     if (ch.sending) {
       ch.queued.push_back(bytes);
       return;
     }
     startFlow(id, t, bytes);
-    scheduleNetwork();
   }
 
   // Puts a message on the network (flow_network.h): its bytes cross every resource of the route at the
@@ -253,47 +256,41 @@ class Engine {
     ch.sentAt = t;
     ch.sendingBytes = bytes;
     net_.start(id, ch.routeBegin, ch.routeEnd, volume, t);
+    queueChanged();
   }
 
-  // Every message whose bytes have all crossed by time t is delivered: it arrives the route's latency
-  // later (cut-through: the latency once, not per hop; Simple's three traversals, LL's one), and the
-  // connection's next message goes on the network.
-  void network(Micros t) {
-    if (t >= netQueuedAt_) netQueuedAt_ = std::numeric_limits<Micros>::infinity();
-    deliver(t);
+  // Flows are queued as -1 - id at their end; an entry is stale once the flow's end moved (its rate
+  // changed: it is queued again) or it ended.
+  static int flowOf(int entry) { return -1 - entry; }
+  void queueChanged() {
+    for (const int id : net_.changed()) queue_.emplace(net_.end(id), -1 - id);
+    net_.changed().clear();
   }
-  void deliver(Micros t) {
-    Micros when = 0;
-    for (int id; (id = net_.finishNext(t, when)) >= 0;) {
-      Connection& ch = conns_[static_cast<std::size_t>(id)];
-      const Micros arrival = when + cost_.traversals * ch.latency;
-      if (opt_.trace) record(labelled("send->", ch.dst), 1, ch.src, ch.sentAt, arrival - ch.sentAt, ch.sendingBytes);
-      ch.sending = false;
-      ch.arrivals.push_back(arrival);
-      if (ch.waiting >= 0) {
-        const int w = ch.waiting;
-        ch.waiting = -1;
-        queue_.emplace(std::max(time_[w], arrival), w);
-      }
-      if (ch.queuedHead < ch.queued.size()) {
-        const Bytes next = ch.queued[ch.queuedHead++];
-        if (ch.queuedHead == ch.queued.size()) {
-          ch.queued.clear();
-          ch.queuedHead = 0;
-        }
-        startFlow(id, when, next);
-      }
+
+  // Flow id's bytes have all crossed: its message arrives the route's latency later (cut-through: the
+  // latency once, not per hop; Simple's three traversals, LL's one), and the connection's next
+  // message goes on the network.
+  void delivered(int id) {
+    const Micros when = net_.end(id);
+    net_.finish(id);
+    queueChanged();
+    Connection& ch = conns_[static_cast<std::size_t>(id)];
+    const Micros arrival = when + cost_.traversals * ch.latency;
+    if (opt_.trace) record(labelled("send->", ch.dst), 1, ch.src, ch.sentAt, arrival - ch.sentAt, ch.sendingBytes);
+    ch.sending = false;
+    ch.arrivals.push_back(arrival);
+    if (ch.waiting >= 0) {
+      const int w = ch.waiting;
+      ch.waiting = -1;
+      queue_.emplace(std::max(time_[w], arrival), w);
     }
-    scheduleNetwork();
-  }
-
-  // Keeps an event in the queue no later than the network's next delivery (kNetwork sorts before the
-  // agents at one time, so deliveries at t are seen by agents at t).
-  void scheduleNetwork() {
-    const Micros next = net_.next();
-    if (next < netQueuedAt_) {
-      queue_.emplace(next, kNetwork);
-      netQueuedAt_ = next;
+    if (ch.queuedHead < ch.queued.size()) {
+      const Bytes next = ch.queued[ch.queuedHead++];
+      if (ch.queuedHead == ch.queued.size()) {
+        ch.queued.clear();
+        ch.queuedHead = 0;
+      }
+      startFlow(id, when, next);
     }
   }
 
@@ -335,6 +332,10 @@ class Engine {
       if (kGated && phase != gatePassed_[a]) {  // the first op of a phase: its deps (plan.h, Plan::deps)
         if (!gatesOpen(a, r, in.channel, phase, now)) return;
         gatePassed_[a] = phase;
+        if (!queue_.empty() && now > queue_.top().first) {  // a dep moved its clock past the next event
+          queue_.emplace(now, a);
+          return;
+        }
       }
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
@@ -584,8 +585,6 @@ class Engine {
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   FlowNetwork net_;
-  static constexpr int kNetwork = -1;  // the queue entry of the network's next delivery
-  Micros netQueuedAt_ = std::numeric_limits<Micros>::infinity();  // the earliest such entry queued
   std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its cursor, the connections it used, its clock.
   std::vector<int> agentRank_;
