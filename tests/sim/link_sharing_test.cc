@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
+#include <cstdio>
 #include <random>
 
 #include "collectives/plan/op_source.h"
@@ -134,5 +136,43 @@ TEST(LinkSharing, BandwidthBoundRingReachesItsBound) {
       const std::string what = "K=" + std::to_string(K) + " nodes=" + std::to_string(nodes);
       EXPECT_GE(r.time, bound * (1 - 1e-9)) << what;
       EXPECT_GE(bound / r.time, 0.95) << what;
+    }
+}
+
+// EqualShare against exact max-min (its accuracy, docs/sim.md "Link model"): the allreduces of the
+// presets' shapes on a 2-node cluster with 8 GPUs and 8, 4 or 1 NICs (8 channels, 64 MiB, every
+// protocol the topology allows) predict the same time within 1%; the two replays' run times are printed.
+TEST(LinkSharing, EqualShareMatchesMaxMinOnCollectives) {
+  using plan::Algorithm;
+  for (const int K : {8, 4, 1})
+    for (const Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::Hierarchical,
+                              Algorithm::HalvingDoubling}) {
+      TopologySpec s;
+      s.name = "cluster";
+      s.kind = TopologyKind::Cluster;
+      s.nodes = 2;
+      s.gpusPerNode = 8;
+      s.nicsPerNode = K;
+      s.llProtocol = true;
+      s.classes["intra"] = {0.35, 450 * 256.0 / 272};
+      s.classes["pcie"] = {0.5, 64 * 256.0 / 280};
+      s.classes["nic"] = {1.0, 50 * 4096.0 / 4138};
+      s.compute.reduceBandwidth = 3350;
+      const Topology topo(s);
+      const auto ops = plan::makeOpSource(plan::Collective::AllReduce, a, topo.nranks(), (64LL << 20) / 4, 0,
+                                          plan::PlanShape{8, 8});
+      Micros t[2];
+      double seconds[2];
+      for (int i = 0; i < 2; ++i) {
+        ReplayOptions o;
+        o.sharing = kRules[i];
+        const auto begin = std::chrono::steady_clock::now();
+        t[i] = replay(*ops, topo, o).time;
+        seconds[i] = std::chrono::duration<double>(std::chrono::steady_clock::now() - begin).count();
+      }
+      const std::string what = std::string(plan::name(a)) + " K=" + std::to_string(K);
+      EXPECT_NEAR(t[0], t[1], 0.01 * t[1]) << what;
+      std::printf("# %-8s K=%d  equal-share %10.1f us (%.3f s)  max-min %10.1f us (%.3f s)\n", std::string(plan::name(a)).c_str(),
+                  K, t[0], seconds[0], t[1], seconds[1]);
     }
 }
