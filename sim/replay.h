@@ -3,11 +3,11 @@
 // Model (docs/sim.md, "Replay model"):
 //  - Each rank walks its ops in the executors' order: phase by phase, inside a phase slice-major (slice 0
 //    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan::SliceWalker, collectives/plan/slice_walk.h).
-//  - A Send of a slice starts a transfer at the rank's current time and costs the rank nothing (a copy
-//    engine / the receiver moves the data). The transfer waits until every resource on its route
-//    (link directions, capacity-limited nodes) is free, then holds each for bytes / bandwidth; it
-//    arrives latency(route) + bytes / bottleneck after it started. Resources serve transfers in the
-//    order they were requested (FIFO), which the event queue makes the order of simulated time.
+//  - A Send of a slice puts a message on the network at the rank's current time and costs the rank
+//    nothing (a copy engine / the receiver moves the data). The message is a flow over its route's
+//    resources (link directions, capacity-limited nodes), each shared by the flows crossing it at the
+//    moment (flow_network.h; docs/sim.md, "Link model"); it arrives latency(route) after its last
+//    byte crossed (cut-through). A connection's messages cross one after another (FIFO).
 //  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
 //    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
 //    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
