@@ -18,33 +18,32 @@ using plan::Algorithm;
 using plan::Collective;
 using Pairs = std::vector<std::pair<int, int>>;  // (src, dst), all in flight at once
 
-// α and β of a set of concurrent messages.
-CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
+// α and β of a set of concurrent messages: α the longest route latency, β the largest inverse
+// bandwidth of a resource times the messages crossing it (routes are counted as they are found, one
+// search per source, and not kept: a 1M-rank cluster's 8 ring channels are 8M routes).
+CostParams ofPairs(const Topology& topo, Pairs pairs) {
   CostParams k;
-  std::map<int, std::vector<int>> bySrc;
-  for (const auto& [s, d] : pairs) bySrc[s].push_back(d);
-  std::vector<Route> routes;
-  for (auto& [s, dsts] : bySrc) {
-    auto rs = topo.routesFrom(topo.rankNode(s), dsts);
-    routes.insert(routes.end(), rs.begin(), rs.end());
-  }
+  std::sort(pairs.begin(), pairs.end());
   std::vector<int> flows(topo.resources().size(), 0);
+  std::vector<int> dsts;
+  for (std::size_t i = 0; i < pairs.size();) {
+    const int s = pairs[i].first;
+    dsts.clear();
+    for (; i < pairs.size() && pairs[i].first == s; ++i) dsts.push_back(pairs[i].second);
+    for (const Route& r : topo.routesFrom(topo.rankNode(s), dsts)) {
+      k.alpha = std::max(k.alpha, r.latency);
+      for (int id : r.resources) ++flows[static_cast<std::size_t>(id)];
+    }
+  }
   bool nic = false;
-  for (const auto& r : routes)
-    for (int id : r.resources) {
-      ++flows[id];
-      nic = nic || topo.isNic(id);
-    }
-  for (const auto& r : routes) {
-    k.alpha = std::max(k.alpha, r.latency);
-    for (int id : r.resources) {
-      k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
-    }
+  for (std::size_t id = 0; id < flows.size(); ++id) {
+    if (flows[id] == 0) continue;
+    k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+    nic = nic || topo.isNic(static_cast<int>(id));
   }
   if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
   return k;
 }
-
 
 void addTree(Pairs& up, const plan::BinaryTree& t) {
   for (int r = 0; r < static_cast<int>(t.nodes.size()); ++r)
@@ -62,16 +61,16 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
   const int copies = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree ? (C + 1) / 2 : C;
   if (p > 1 && C > 1) {
     // Every channel at once: the one-channel pattern, or for rings each channel's own order.
-    k = effectiveParams(topo, c, a, p);
     Pairs all;
     if (a == Algorithm::Ring && !plan::isRooted(c)) {
       for (int ch = 0; ch < C; ++ch) {
         const auto order = plan::ringOrder(p, shape.ranksPerNode, ch);
         for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
       }
-      k = ofPairs(topo, all);
+      k = ofPairs(topo, std::move(all));
     } else {
       // The one-channel pattern's flows times `copies`: β scales, α and the NIC start-up do not.
+      k = effectiveParams(topo, c, a, p);
       k.beta *= copies;
       k.startup -= topo.spec().compute.launchLatency;
     }

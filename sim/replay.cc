@@ -25,6 +25,7 @@
 
 #include "collectives/plan/phase_deps.h"
 #include "collectives/plan/slice_walk.h"
+#include "sim/flow_network.h"
 
 namespace cclab::sim {
 namespace {
@@ -35,15 +36,21 @@ using plan::OpKind;
 // (collectives/plan/op_source.h), so a replay holds O(ranks x channels + connections), never the ops.
 using Cursor = plan::SliceWalker<plan::Op, plan::SourceOps>;
 
-// A FIFO connection between an ordered pair of ranks on one plan channel, with its route.
+// A FIFO connection between an ordered pair of ranks on one plan channel, with its route. Its
+// messages cross the network one after another (a flow of the FlowNetwork at a time, its id the
+// connection's); the ones sent while one is on its way wait in `queued`.
 struct Connection {
   int src = 0, dst = 0;
   int routeBegin = 0, routeEnd = 0;  // into Engine::routeRes_
   Micros latency = 0;
-  MicrosPerByte bottleneckBeta = 0;
-  std::vector<Micros> arrivals;  // in flight: arrival times, consumed from head
+  std::vector<Micros> arrivals;  // delivered: arrival times, consumed from head
   std::size_t head = 0;
   int waiting = -1;  // agent blocked on this connection
+  bool sending = false;     // a message is on the network now
+  Micros sentAt = 0;        // when it started (trace)
+  Bytes sendingBytes = 0;
+  std::vector<Bytes> queued;  // sent, waiting for the one on the network, consumed from queuedHead
+  std::size_t queuedHead = 0;
 
   [[nodiscard]] bool empty() const { return head == arrivals.size(); }
   [[nodiscard]] Micros front() const { return arrivals[head]; }
@@ -69,7 +76,7 @@ class Engine {
   // A run with every message on `protocol`: begin(), advance() until !running(), then finish() (or
   // run() for all three).
   Engine(const plan::OpSource& source, const Topology& topo, const ReplayOptions& opt, Protocol protocol)
-      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)) {
+      : source_(source), info_(source.info()), topo_(topo), opt_(opt), cost_(costOf(protocol)), net_({}, routeRes_, opt.sharing, FlowSchedule::Caller) {
     result_.protocol = protocol;
   }
 
@@ -100,12 +107,21 @@ class Engine {
   void advance(std::int64_t events, Micros cutoff, Micros until = std::numeric_limits<Micros>::infinity()) {
     for (std::int64_t i = 0; i < events && !queue_.empty(); ++i) {
       const auto [t, a] = queue_.top();
+      if (a < 0 && !net_.due(flowOf(a), t)) {  // a flow whose rate changed since, or that ended
+        queue_.pop();
+        --i;
+        continue;
+      }
       if (t > cutoff) {
         abandoned_ = true;
         return;
       }
       if (i > 0 && t > until) return;
       queue_.pop();
+      if (a < 0) {
+        delivered(flowOf(a));
+        continue;
+      }
       time_[a] = std::max(time_[a], t);
       runAgent(a);
     }
@@ -147,7 +163,6 @@ class Engine {
       c.latency = route.latency;
       for (int id : route.resources) {
         routeRes_.push_back(id);
-        c.bottleneckBeta = std::max(c.bottleneckBeta, resBeta_[id]);
         if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(src)] = crossesNic_[static_cast<std::size_t>(dst)] = 1;
       }
       c.routeEnd = static_cast<int>(routeRes_.size());
@@ -199,7 +214,7 @@ class Engine {
     for (const Straggler& s : opt_.stragglers)
       if (s.rank >= 0 && s.rank < info_.nranks)
         for (int id : topo_.rankLinks(s.rank)) resBeta_[static_cast<std::size_t>(id)] *= s.linkFactor;
-    freeAt_.assign(res.size(), 0.0);
+    net_ = FlowNetwork(resBeta_, routeRes_, opt_.sharing, FlowSchedule::Caller);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
     crossesNic_.assign(static_cast<std::size_t>(info_.nranks), 0);
@@ -215,24 +230,69 @@ class Engine {
 
   [[nodiscard]] bool done(int a) const { return cursor_[a].done(); }
 
-  // Starts a transfer of `bytes` on connection ch at time t; returns its arrival time.
-  Micros transfer(Connection& ch, Micros t, Bytes bytes, int rank) {
-    Micros start = t;
-    for (int i = ch.routeBegin; i < ch.routeEnd; ++i) start = std::max(start, freeAt_[routeRes_[i]]);
-    const auto b = static_cast<double>(bytes);
-    // Protocol (protocol.h, one for the whole call): LL holds every resource 1/kLLEfficiency longer and
-    // needs one traversal; Simple holds it for the bytes and needs three.
-    const double stretch = cost_.stretch, traversals = cost_.traversals;
-    for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
-      const int id = routeRes_[i];
-      const Micros d = b * stretch * resBeta_[id];
-      freeAt_[id] = start + d;
-      result_.busy[id] += d;
-      result_.bytes[id] += bytes;
+  // A Send of `bytes` on connection `id` at time t: it goes on the network now, or after the
+  // connection's messages before it (FIFO per connection).
+  void send(int id, Micros t, Bytes bytes) {
+    Connection& ch = conns_[static_cast<std::size_t>(id)];
+    if (ch.sending) {
+      ch.queued.push_back(bytes);
+      return;
     }
-    const Micros arrival = start + traversals * ch.latency + b * stretch * ch.bottleneckBeta;
-    if (opt_.trace) record(labelled("send->", ch.dst), 1, rank, start, arrival - start, bytes);
-    return arrival;
+    startFlow(id, t, bytes);
+  }
+
+  // Puts a message on the network (flow_network.h): its bytes cross every resource of the route at the
+  // rate the resources' sharing gives it. Protocol (protocol.h, one for the whole call): LL moves
+  // 1/kLLEfficiency times the bytes (flags), Simple the bytes. A resource's busy time counts the time
+  // the message's bytes take at its full bandwidth (busy / total = its utilisation).
+  void startFlow(int id, Micros t, Bytes bytes) {
+    Connection& ch = conns_[static_cast<std::size_t>(id)];
+    const double volume = static_cast<double>(bytes) * cost_.stretch;
+    for (int i = ch.routeBegin; i < ch.routeEnd; ++i) {
+      const int r = routeRes_[static_cast<std::size_t>(i)];
+      result_.busy[static_cast<std::size_t>(r)] += volume * resBeta_[static_cast<std::size_t>(r)];
+      result_.bytes[static_cast<std::size_t>(r)] += bytes;
+    }
+    ch.sending = true;
+    ch.sentAt = t;
+    ch.sendingBytes = bytes;
+    net_.start(id, ch.routeBegin, ch.routeEnd, volume, t);
+    queueChanged();
+  }
+
+  // Flows are queued as -1 - id at their end; an entry is stale once the flow's end moved (its rate
+  // changed: it is queued again) or it ended.
+  static int flowOf(int entry) { return -1 - entry; }
+  void queueChanged() {
+    for (const int id : net_.changed()) queue_.emplace(net_.end(id), -1 - id);
+    net_.changed().clear();
+  }
+
+  // Flow id's bytes have all crossed: its message arrives the route's latency later (cut-through: the
+  // latency once, not per hop; Simple's three traversals, LL's one), and the connection's next
+  // message goes on the network.
+  void delivered(int id) {
+    const Micros when = net_.end(id);
+    net_.finish(id);
+    queueChanged();
+    Connection& ch = conns_[static_cast<std::size_t>(id)];
+    const Micros arrival = when + cost_.traversals * ch.latency;
+    if (opt_.trace) record(labelled("send->", ch.dst), 1, ch.src, ch.sentAt, arrival - ch.sentAt, ch.sendingBytes);
+    ch.sending = false;
+    ch.arrivals.push_back(arrival);
+    if (ch.waiting >= 0) {
+      const int w = ch.waiting;
+      ch.waiting = -1;
+      queue_.emplace(std::max(time_[w], arrival), w);
+    }
+    if (ch.queuedHead < ch.queued.size()) {
+      const Bytes next = ch.queued[ch.queuedHead++];
+      if (ch.queuedHead == ch.queued.size()) {
+        ch.queued.clear();
+        ch.queuedHead = 0;
+      }
+      startFlow(id, when, next);
+    }
   }
 
   void record(std::string name, int pid, int tid, Micros start, Micros dur, Bytes bytes) {
@@ -273,6 +333,10 @@ class Engine {
       if (kGated && phase != gatePassed_[a]) {  // the first op of a phase: its deps (plan.h, Plan::deps)
         if (!gatesOpen(a, r, in.channel, phase, now)) return;
         gatePassed_[a] = phase;
+        if (!queue_.empty() && now > queue_.top().first) {  // a dep moved its clock past the next event
+          queue_.emplace(now, a);
+          return;
+        }
       }
       const auto [lo, hi] = c.sliceRange();
       const Bytes bytes = (hi - lo) * opt_.elemSize;
@@ -298,17 +362,9 @@ class Engine {
           computeFree_[r] = now;
           break;
         }
-        case OpKind::Send: {
-          Connection& ch = conns_[connect(a, r, in)];
-          const Micros arrival = transfer(ch, now, bytes, r);
-          ch.arrivals.push_back(arrival);
-          if (ch.waiting >= 0) {
-            const int w = ch.waiting;
-            ch.waiting = -1;
-            queue_.emplace(std::max(time_[w], arrival), w);
-          }
+        case OpKind::Send:
+          send(connect(a, r, in), now, bytes);
           break;
-        }
         case OpKind::Copy: {
           const Micros d = static_cast<double>(bytes) * delta;
           if (d > 0) now = std::max(now, computeFree_[r]);
@@ -529,7 +585,7 @@ class Engine {
   std::unordered_map<std::int64_t, int> ids_;  // (channel, src, dst) -> connection
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
-  std::vector<Micros> freeAt_;
+  FlowNetwork net_;
   std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its cursor, the connections it used, its clock.
   std::vector<int> agentRank_;

@@ -3,11 +3,11 @@
 // Model (docs/sim.md, "Replay model"):
 //  - Each rank walks its ops in the executors' order: phase by phase, inside a phase slice-major (slice 0
 //    of every op in op order, then slice 1, ...), slices of `sliceElems` elements (plan::SliceWalker, collectives/plan/slice_walk.h).
-//  - A Send of a slice starts a transfer at the rank's current time and costs the rank nothing (a copy
-//    engine / the receiver moves the data). The transfer waits until every resource on its route
-//    (link directions, capacity-limited nodes) is free, then holds each for bytes / bandwidth; it
-//    arrives latency(route) + bytes / bottleneck after it started. Resources serve transfers in the
-//    order they were requested (FIFO), which the event queue makes the order of simulated time.
+//  - A Send of a slice puts a message on the network at the rank's current time and costs the rank
+//    nothing (a copy engine / the receiver moves the data). The message is a flow over its route's
+//    resources (link directions, capacity-limited nodes), each shared by the flows crossing it at the
+//    moment (flow_network.h; docs/sim.md, "Link model"); it arrives latency(route) after its last
+//    byte crossed (cut-through). A connection's messages cross one after another (FIFO).
 //  - Recv and RecvReduce wait for the matching slice (FIFO per ordered pair of ranks); RecvReduce then
 //    costs the rank γ per byte, Copy costs δ per byte. Recv itself costs nothing beyond the transfer.
 //    ReduceAll waits for the slice from every other rank on its channel, then costs γ·bytes·(p-1)
@@ -43,6 +43,7 @@
 #include "collectives/core/straggler.h"
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
+#include "sim/flow_network.h"
 #include "sim/protocol.h"
 #include "sim/topology.h"
 #include "sim/units.h"
@@ -81,6 +82,7 @@ struct ReplayOptions {
   std::int64_t maxOpSlices = kMaxReplayOpSlices;  // refuse a replay of more (at most kMaxReplayOpSlicesRaised);
                                                   // per protocol run (auto runs up to two)
   ProtocolChoice protocol = ProtocolChoice::Auto;  // forced LL or Simple: refused without ll_protocol
+  LinkSharing sharing = LinkSharing::EqualShare;   // how flows share a resource (flow_network.h)
   // Slow ranks (collectives/core/straggler.h): each starts `startDelay` late, its γ and δ are multiplied
   // by `computeFactor`, and both directions of its links (Topology::rankLinks) run `linkFactor` times
   // slower. Several entries for one rank multiply (factors) and add up (delays).

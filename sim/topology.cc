@@ -184,7 +184,7 @@ int Topology::addNode(const std::string& name, const std::string& cls) {
   const int id = static_cast<int>(nodeNames_.size());
   nodeNames_.push_back(name);
   adj_.emplace_back();
-  nodeIds_[name] = id;
+  if (spec_.kind == TopologyKind::Graph) nodeIds_[name] = id;  // only a graph's links name their nodes
   int res = -1;
   if (!cls.empty()) {
     auto it = spec_.classes.find(cls);
@@ -215,6 +215,7 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   const int n = nranks_;
   for (int r = 0; r < n; ++r) addNode(rankName(r), "");
   const TopologyKind k = spec_.kind;
+  int mem = -1;  // the host kind's memory node
   if (k == TopologyKind::Switch) {
     const int sw = addNode("switch", "switch");
     for (int r = 0; r < n; ++r) addLink(r, sw, "link");
@@ -247,7 +248,7 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
       }
     }
   } else if (k == TopologyKind::Host) {
-    const int mem = addNode("memory", "memory");
+    mem = addNode("memory", "memory");
     for (int r = 0; r < n; ++r) addLink(r, mem, "thread");
   } else {  // graph
     for (const auto& node : spec_.graphNodes) addNode(node.name, node.cls);
@@ -262,7 +263,6 @@ Topology::Topology(const TopologySpec& spec) : spec_(spec) {
   const bool oversubscribed = k == TopologyKind::Host && c.cores > 0 && n > c.cores;
   const double share = oversubscribed ? static_cast<double>(n) / c.cores : 1.0;
   if (oversubscribed && c.wakeLatency > 0) {
-    const int mem = nodeIds_.at("memory");
     if (nodeResource_[mem] < 0) throw TopologyError("topology field 'classes.memory.bandwidth_gbps' must be > 0 for compute.wake_us");
     resources_[nodeResource_[mem]].latency += c.wakeLatency;
   }
@@ -297,6 +297,11 @@ Route Topology::routeAlong(int src, int dst, int firstHop, int firstResource, co
 // ranks are never expanded, so only non-rank nodes need to be queued, and the search may stop once
 // every destination has a queued neighbour. Scratch arrays are per thread and reset by a generation
 // stamp, so a call costs what it visits, not the topology's size.
+namespace {
+// routesFrom: a node with more non-rank neighbours than this is expanded directly (expandDirect).
+constexpr std::size_t kDirectExpandDegree = 64;
+}  // namespace
+
 std::vector<Route> Topology::routesFrom(int src, const std::vector<int>& dsts) const {
   struct Scratch {
     std::vector<std::uint32_t> stamp, candidate;
@@ -346,10 +351,43 @@ std::vector<Route> Topology::routesFrom(int src, const std::vector<int>& dsts) c
         --remaining;
       }
   };
+  // Expanding a node of many neighbours (a cluster's fabric: every NIC) when each destination left
+  // has a candidate among them: the search ends inside this expansion, so only those candidates need
+  // pushing, in the order the scan would push them (edge order); the neighbours the scan would push
+  // before them are no destination's candidate and never expanded, so the routes are the same.
+  std::vector<std::pair<int, int>> hits;  // (u's edge index, candidate)
+  auto expandDirect = [&](int u) {
+    hits.clear();
+    for (std::size_t i = 0; i < dsts.size(); ++i) {
+      if (resolved[i]) continue;
+      bool found = false;
+      for (const Edge& e : adj_[static_cast<std::size_t>(dsts[i])]) {
+        if (!(e.to == src || e.to >= nranks_) || w.stamp[static_cast<std::size_t>(e.to)] == gen) continue;
+        const auto& back = adj_[static_cast<std::size_t>(e.to)];
+        if (back.size() > kDirectExpandDegree) continue;  // too many edges to look for u among
+        int first = -1;
+        for (const Edge& f : back)
+          if (f.to == u && (first < 0 || f.back < first)) first = f.back;
+        if (first < 0) continue;
+        hits.emplace_back(first, e.to);
+        found = true;
+      }
+      if (!found) return false;
+    }
+    std::sort(hits.begin(), hits.end());
+    const auto& edges = adj_[static_cast<std::size_t>(u)];
+    for (const auto& [edge, v] : hits) {
+      if (w.stamp[static_cast<std::size_t>(v)] == gen) continue;
+      push(v, u, edges[static_cast<std::size_t>(edge)].resource);
+      if (remaining == 0) break;
+    }
+    return true;
+  };
   push(src, -1, -1);
   while (!queue.empty() && remaining > 0) {
     const int u = queue.front();
     queue.pop_front();
+    if (infraAdj_[static_cast<std::size_t>(u)].size() > kDirectExpandDegree && expandDirect(u)) break;
     const auto& edges = adj_[static_cast<std::size_t>(u)];
     for (int i : infraAdj_[static_cast<std::size_t>(u)]) {
       const Edge& e = edges[static_cast<std::size_t>(i)];

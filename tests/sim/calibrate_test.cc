@@ -15,9 +15,11 @@ using namespace cclab::sim;
 namespace {
 
 // Synthetic measurements: the replay's own predictions for a known topology.
-Measurement synthetic(const TopologySpec& truth, plan::Algorithm a, int p, std::vector<Bytes> sizes) {
+Measurement synthetic(const TopologySpec& truth, plan::Algorithm a, int p, std::vector<Bytes> sizes,
+                      plan::Collective c = plan::Collective::AllReduce) {
   Measurement m;
   m.source = "synthetic";
+  m.collective = c;
   m.algorithm = a;
   m.nranks = p;
   for (Bytes s : sizes) {
@@ -45,7 +47,11 @@ TEST(Calibrate, RecoversAlphaBetaGammaOnASwitch) {
   truth.compute.reduceBandwidth = 12.0;
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 4, sweep(1024, 64 << 20)),
                                   synthetic(truth, plan::Algorithm::Ring, 8, sweep(1024, 64 << 20)),
-                                  synthetic(truth, plan::Algorithm::Tree, 8, sweep(1024, 16 << 20))};
+                                  synthetic(truth, plan::Algorithm::Tree, 8, sweep(1024, 16 << 20)),
+                                  // An allgather reduces nothing: it tells β from γ (with links shared
+                                  // fairly, the allreduces' times depend on β and γ almost only through
+                                  // one combination of them).
+                                  synthetic(truth, plan::Algorithm::Ring, 8, sweep(1024, 64 << 20), plan::Collective::AllGather)};
   TopologySpec start = truth;
   start.classes["link"] = {0.5, 60.0};
   start.compute.reduceBandwidth = 40.0;
@@ -62,7 +68,8 @@ TEST(Calibrate, RecoversHostParametersAndChecksHeldOutRanks) {
   truth.classes["memory"] = {0.0, 40.0};
   truth.compute.reduceBandwidth = 6.0;
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 2, sweep(256, 16 << 20)),
-                                  synthetic(truth, plan::Algorithm::Ring, 4, sweep(256, 16 << 20))};
+                                  synthetic(truth, plan::Algorithm::Ring, 4, sweep(256, 16 << 20)),
+                                  synthetic(truth, plan::Algorithm::Ring, 4, sweep(256, 16 << 20), plan::Collective::AllGather)};
   std::vector<Measurement> check = {synthetic(truth, plan::Algorithm::Ring, 3, sweep(1024, 4 << 20))};
   CalibrationOptions o;
   o.params = {"classes.thread.latency_us", "classes.memory.bandwidth_gbps", "compute.reduce_gbps"};
