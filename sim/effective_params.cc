@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "collectives/plan/binary_tree.h"
+#include "collectives/plan/node_tree.h"
 
 namespace cclab::sim {
 namespace {
@@ -37,6 +38,7 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
     }
   for (const auto& r : routes) {
     k.alpha = std::max(k.alpha, r.latency);
+    if (r.bottleneck > 0) k.betaHop = std::max(k.betaHop, inverseBandwidth(r.bottleneck));
     for (int id : r.resources) {
       k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
     }
@@ -49,6 +51,21 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
 void addTree(Pairs& up, const plan::BinaryTree& t) {
   for (int r = 0; r < static_cast<int>(t.nodes.size()); ++r)
     if (t.nodes[r].parent >= 0) up.emplace_back(r, t.nodes[r].parent);
+}
+
+// NCCL's tree (node_tree.h): every channel's edges both ways at once (its up and down lanes run
+// concurrently), each channel with its own heads and node tree.
+CostParams treePattern(const Topology& topo, int p, plan::PlanShape shape, int channels) {
+  Pairs both;
+  for (int ch = 0; ch < channels; ++ch) {
+    const plan::NodeTree t = plan::nodeTree(p, shape.ranksPerNode, shape.nicsPerNode, ch);
+    for (int r = 0; r < p; ++r)
+      if (const int par = t.parent[static_cast<std::size_t>(r)]; par >= 0) {
+        both.emplace_back(r, par);
+        both.emplace_back(par, r);
+      }
+  }
+  return ofPairs(topo, both);
 }
 
 }  // namespace
@@ -64,9 +81,11 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
     // Every channel at once: the one-channel pattern, or for rings each channel's own order.
     k = effectiveParams(topo, c, a, p);
     Pairs all;
-    if (a == Algorithm::Ring && !plan::isRooted(c)) {
+    if (c == Collective::AllReduce && a == Algorithm::Tree) {
+      k = treePattern(topo, p, shape, C);
+    } else if (a == Algorithm::Ring && !plan::isRooted(c)) {
       for (int ch = 0; ch < C; ++ch) {
-        const auto order = plan::ringOrder(p, shape.ranksPerNode, ch);
+        const auto order = plan::ringOrder(p, shape.ranksPerNode, ch, shape.nicsPerNode);
         for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
       }
       k = ofPairs(topo, all);
@@ -88,6 +107,8 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
         k.beta = std::max(k.beta, s.beta);
       }
     } else if (c == Collective::AllReduce && a == Algorithm::Tree) {
+      k = treePattern(topo, p, shape, 1);
+    } else if (c == Collective::AllReduce && a == Algorithm::FlatTree) {
       Pairs up;
       addTree(up, plan::inOrderTree(p));
       k = ofPairs(topo, up);
@@ -122,6 +143,7 @@ CostParams withProtocol(CostParams k, Protocol p) {
   const ProtocolCost cost = costOf(p);
   k.alpha *= cost.traversals;
   k.beta *= cost.stretch;
+  k.betaHop *= cost.stretch;
   return k;
 }
 
