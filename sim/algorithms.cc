@@ -12,7 +12,7 @@ namespace {
 std::vector<SimAlgorithmInfo> buildTable() {
   using A = plan::Algorithm;
   using S = SimAlgorithm;
-  const std::pair<S, A> plain[] = {{S::Ring, A::Ring}, {S::Tree, A::Tree}, {S::DoubleBinaryTree, A::DoubleBinaryTree},
+  const std::pair<S, A> plain[] = {{S::Ring, A::Ring}, {S::Tree, A::Tree}, {S::FlatTree, A::FlatTree}, {S::DoubleBinaryTree, A::DoubleBinaryTree},
                                    {S::HalvingDoubling, A::HalvingDoubling}, {S::RecursiveDoubling, A::RecursiveDoubling},
                                    {S::Chain, A::Chain}, {S::OneShot, A::OneShot}, {S::TwoShot, A::TwoShot}};
   std::vector<SimAlgorithmInfo> t;

@@ -18,6 +18,7 @@ namespace cclab::sim {
 
 enum class SimAlgorithm : std::uint8_t {
   Ring, Tree, DoubleBinaryTree, HalvingDoubling, RecursiveDoubling, Chain, OneShot, TwoShot,
+  FlatTree,          // one binary tree over all ranks (the plan before NCCL's tree became "tree")
   HierarchicalRing,  // the hier plan: ring reduce-scatter/allgather in a node, ring allreduce across nodes
   HierarchicalTree,  // the same with a tree allreduce across nodes (analytic only)
 };
@@ -34,7 +35,7 @@ struct SimAlgorithmInfo {
 std::span<const SimAlgorithmInfo> simAlgorithms();
 const SimAlgorithmInfo& infoOf(SimAlgorithm a);
 std::string_view name(SimAlgorithm a);
-// "ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree".
+// "ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree".
 std::string algorithmNames();
 // Also takes "hier" (the plan's name) for hier-ring. Throws InvalidArgument "--algo 'x' is not one of
 // <algorithmNames()>".

@@ -47,6 +47,7 @@ std::int64_t maxOpElems(Collective c, Algorithm a, int p, std::int64_t count, in
         return plan::chunkOf(plan::chunkOf(count, plan::hierarchicalBlocks(count, g, p / g), 0).count, g, 0).count;
       }
       if (a == Algorithm::DoubleBinaryTree) return plan::chunkOf(count, 2, 0).count;  // p = 1: two copies
+      if (a == Algorithm::Tree) return plan::chunkOf(count, plan::treeBlocks(count), 0).count;  // a block
       if (p == 1) return count;
       if (a == Algorithm::Ring || a == Algorithm::TwoShot) return plan::chunkOf(count, p, 0).count;
       if (a == Algorithm::HalvingDoubling && std::has_single_bit(static_cast<unsigned>(p)))
@@ -80,7 +81,11 @@ Micros closedForm(const Schedule& s, const CostParams& k) {
           const std::int64_t chunk = s.count / p;
           return ringAllReduce(p, p == 1 ? n : chunk * e, roundsOf(chunk, S), k);
         }
-        case Algorithm::Tree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
+        case Algorithm::Tree: {
+          const int blocks = plan::treeBlocks(s.count);
+          return ncclTreeAllReduce(p, s.ranksPerNode, n, blocks, roundsOf(plan::chunkOf(s.count, blocks, 0).count, S), k);
+        }
+        case Algorithm::FlatTree: return treeAllReduce(p, n, roundsOf(s.count, S), k);
         case Algorithm::DoubleBinaryTree: return doubleBinaryTreeAllReduce(p, n, roundsOf(s.count / 2, S), k);
         case Algorithm::RecursiveDoubling: return recursiveDoublingAllReduce(p, s.count, e, S, k);
         case Algorithm::Hierarchical: {

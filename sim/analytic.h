@@ -24,6 +24,8 @@ struct CostParams {
   MicrosPerByte gamma = 0;  // per byte reduced by the receiver
   MicrosPerByte delta = 0;  // per byte copied locally
   Micros startup = 0;       // once per collective: launch (+ NIC proxy), topology.h ComputeParams
+  MicrosPerByte betaHop = 0;  // per byte of one message alone on its route (the slowest route of the
+                              // pattern, unshared): a pipeline's fill, before its flows share links
 };
 
 // What is run: the NCCL API's count (see plan::bufferCounts), the element size, and the executor's
@@ -35,7 +37,7 @@ struct Schedule {
   std::int64_t count = 0;
   std::int64_t elemSize = 4;
   std::int64_t sliceElems = 0;
-  int ranksPerNode = 0;  // hier: ranks per node (0, 1 or not dividing nranks: the flat ring)
+  int ranksPerNode = 0;  // hier, tree: ranks per node (0, 1 or not dividing nranks: one node)
 };
 
 // Predicted time in µs (the closed form plus k.startup); throws cclab::InvalidArgument for a
@@ -61,7 +63,10 @@ Micros ringAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostPar
 Micros ringReduceScatter(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
 Micros ringAllGather(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
 // analytic_tree.cc
-Micros treeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
+Micros treeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);  // flat-tree
+// NCCL's tree (allreduce_tree.cc) on one channel's part of n bytes: g ranks per node (0: one node),
+// `blocks` blocks of `rounds` slices each (a pipelined approximation, analytic_tree.cc).
+Micros ncclTreeAllReduce(int p, int g, Bytes n, int blocks, std::int64_t rounds, const CostParams& k);
 Micros doubleBinaryTreeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros treeBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros treeReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);

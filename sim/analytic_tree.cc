@@ -1,4 +1,5 @@
-// Binary-tree family: allreduce on one tree (collectives/plan/allreduce_tree.cc), on two trees
+// Binary-tree family: NCCL's tree allreduce (collectives/plan/allreduce_tree.cc, below), allreduce
+// on one flat tree (allreduce_flat_tree.cc), on two trees
 // (allreduce_dbtree.cc; Sanders, Speck & Träff 2009, NCCL 2.4), broadcast and reduce on a heap tree
 // (broadcast_tree.cc, reduce_tree.cc).
 //
@@ -54,6 +55,38 @@ Micros treeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k) {
   if (p == 1) return nb * k.delta;
   const double R = static_cast<double>(rounds), b = nb / R;
   return up(p, b, R, k) + down(p, b, R, k);
+}
+
+// NCCL's tree: per channel a chain of g ranks in every node under a binary tree of the N = p/g nodes'
+// heads, the reduction up and the broadcast down on two lanes over B blocks of R slices (b bytes
+// each, S = B·R slices in all). The longest path from a leaf to the root has h = (g - 1) + d hops
+// (d = floor(log2 N), the node tree's depth). Pipelined approximation:
+//   fill   = 2f(α + b·β1) + h·bγ     the first slice up the longest path and the last one down it,
+//                                    on links that carry nothing else yet (β1: k.betaHop, α: the
+//                                    pattern's largest route latency), counted on the f hops of the
+//                                    slowest kind only: the d network hops when N > 1 (a chain hop
+//                                    on NVLink costs a fraction of a NIC hop), else the g - 1 chain
+//                                    hops
+//   stream = S·max(bβ, c·bγ)         every slice through the slowest stage: the wire with every
+//                                    flow of the pattern sharing it (β, effective_params.cc: every
+//                                    channel's edges both ways at once, so a link carrying up and
+//                                    down flows runs each at its share), or a head reducing its c
+//                                    children (its chain child and up to two child nodes)
+// so for large n it tends to the busiest link's bytes over its bandwidth. The down lane trails the up
+// lane by one block at the root, but the busiest link stays busy meanwhile (up's flows leave it to
+// down's), so the tail adds nothing beyond the fill. Replay against this form: tests/sim/
+// nccl_tree_test.cc (ClosedFormIsNearTheReplay, the band it states).
+Micros ncclTreeAllReduce(int p, int g, Bytes n, int blocks, std::int64_t rounds, const CostParams& k) {
+  const double nb = static_cast<double>(n);
+  if (p == 1) return nb * k.delta;
+  if (g <= 0 || g >= p || p % g != 0) g = p;
+  const int N = p / g, d = depthOf(N), h = (g - 1) + d;
+  const double R = static_cast<double>(rounds), S = R * std::max(blocks, 1), b = nb / S;
+  const int children = (g > 1 ? 1 : 0) + (N > 2 ? 2 : N - 1);  // the busiest head's
+  const double beta1 = k.betaHop > 0 ? k.betaHop : k.beta;
+  const int f = N > 1 ? d : g - 1;
+  const double fill = 2 * f * (k.alpha + b * beta1) + h * b * k.gamma;
+  return fill + S * std::max(b * k.beta, children * b * k.gamma);
 }
 
 Micros doubleBinaryTreeAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k) {

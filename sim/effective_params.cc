@@ -10,6 +10,7 @@
 #include <stdexcept>
 
 #include "collectives/plan/binary_tree.h"
+#include "collectives/plan/node_tree.h"
 
 namespace cclab::sim {
 namespace {
@@ -32,6 +33,7 @@ CostParams ofPairs(const Topology& topo, Pairs pairs) {
     for (; i < pairs.size() && pairs[i].first == s; ++i) dsts.push_back(pairs[i].second);
     for (const Route& r : topo.routesFrom(topo.rankNode(s), dsts)) {
       k.alpha = std::max(k.alpha, r.latency);
+      if (r.bottleneck > 0) k.betaHop = std::max(k.betaHop, inverseBandwidth(r.bottleneck));
       for (int id : r.resources) ++flows[static_cast<std::size_t>(id)];
     }
   }
@@ -50,6 +52,21 @@ void addTree(Pairs& up, const plan::BinaryTree& t) {
     if (t.nodes[r].parent >= 0) up.emplace_back(r, t.nodes[r].parent);
 }
 
+// NCCL's tree (node_tree.h): every channel's edges both ways at once (its up and down lanes run
+// concurrently), each channel with its own heads and node tree.
+CostParams treePattern(const Topology& topo, int p, plan::PlanShape shape, int channels) {
+  Pairs both;
+  for (int ch = 0; ch < channels; ++ch) {
+    const plan::NodeTree t = plan::nodeTree(p, shape.ranksPerNode, shape.nicsPerNode, ch);
+    for (int r = 0; r < p; ++r)
+      if (const int par = t.parent[static_cast<std::size_t>(r)]; par >= 0) {
+        both.emplace_back(r, par);
+        both.emplace_back(par, r);
+      }
+  }
+  return ofPairs(topo, both);
+}
+
 }  // namespace
 
 CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int p, plan::PlanShape shape) {
@@ -62,9 +79,11 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
   if (p > 1 && C > 1) {
     // Every channel at once: the one-channel pattern, or for rings each channel's own order.
     Pairs all;
-    if (a == Algorithm::Ring && !plan::isRooted(c)) {
+    if (c == Collective::AllReduce && a == Algorithm::Tree) {
+      k = treePattern(topo, p, shape, C);
+    } else if (a == Algorithm::Ring && !plan::isRooted(c)) {
       for (int ch = 0; ch < C; ++ch) {
-        const auto order = plan::ringOrder(p, shape.ranksPerNode, ch);
+        const auto order = plan::ringOrder(p, shape.ranksPerNode, ch, shape.nicsPerNode);
         for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
       }
       k = ofPairs(topo, std::move(all));
@@ -87,6 +106,8 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
         k.beta = std::max(k.beta, s.beta);
       }
     } else if (c == Collective::AllReduce && a == Algorithm::Tree) {
+      k = treePattern(topo, p, shape, 1);
+    } else if (c == Collective::AllReduce && a == Algorithm::FlatTree) {
       Pairs up;
       addTree(up, plan::inOrderTree(p));
       k = ofPairs(topo, up);
@@ -121,6 +142,7 @@ CostParams withProtocol(CostParams k, Protocol p) {
   const ProtocolCost cost = costOf(p);
   k.alpha *= cost.traversals;
   k.beta *= cost.stretch;
+  k.betaHop *= cost.stretch;
   return k;
 }
 

@@ -546,7 +546,7 @@ int main(int argc, char** argv) {
   benchApp->add_option("--ranks", benchRanks, "ranks of the replayed plan")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
   benchApp->add_option("--size", benchSize, "allreduce size")->capture_default_str();
   benchApp->add_option("--slice", benchSlice, "slice (bytes, auto, whole)")->capture_default_str();
-  benchApp->add_option("--algo", benchAlgo, "allreduce plan algorithm: ring, tree, dbtree, rhd, rd, hier, oneshot, twoshot")->capture_default_str();
+  benchApp->add_option("--algo", benchAlgo, "allreduce plan algorithm: ring, tree, flat-tree, dbtree, rhd, rd, hier, oneshot, twoshot")->capture_default_str();
   plan::PlanShape benchShape;
   benchApp->add_option("--channels", benchShape.channels, "plan channels")->capture_default_str()->check(CLI::Range(1, plan::kMaxChannels));
   benchApp->add_option("--ranks-per-node", benchShape.ranksPerNode, "ranks per node of the plan (hier; ring channel orders)")

@@ -24,7 +24,10 @@ std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t elemSize) {
 Model Predictor::modelFor(SimAlgorithm a) const { return infoOf(a).analyticOnly ? Model::Analytic : model; }
 
 plan::PlanShape Predictor::shape() const {
-  return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode()};
+  // A cluster's NICs per node (GPU g of a node uses NIC floor(g·K/G), as the topology wires them), so
+  // ring and tree channels spread over them (plan::ringOrder, allreduce_tree.cc).
+  const int nics = topo.spec().kind == TopologyKind::Cluster ? topo.spec().nicsPerNode : 0;
+  return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode(), .nicsPerNode = nics};
 }
 
 Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {

@@ -1,6 +1,6 @@
 // One prediction of one collective call: by replaying its plan on a topology or by the closed forms
 // (analytic.h); hier-tree has no plan, so it is always analytic. Plans are made in the topology's
-// shape: plan::PlanShape{channels, Topology::ranksPerNode()}.
+// shape: plan::PlanShape{channels, Topology::ranksPerNode(), nicsPerNode: a cluster's NICs per node}.
 #pragma once
 
 #include <cstdint>

@@ -61,7 +61,7 @@ void addHarnessFlags(CommandLine& cli, HarnessOptions& o) {
   addJsonFlag(cli, o.jsonPath);
   cli.addOption('\0', "backend", "NAME", "host, cuda or nccl (default: cuda when a GPU is there, else host)",
                 [&o](std::string_view v) { o.comm.backend = parseBackend(v); });
-  cli.addOption('\0', "algo", "NAME", "ring tree dbtree rhd rd chain hier oneshot twoshot auto (default auto)",
+  cli.addOption('\0', "algo", "NAME", "ring tree flat-tree dbtree rhd rd chain hier oneshot twoshot auto (default auto)",
                 [&o](std::string_view v) { o.comm.algorithm = plan::parseAlgorithm(v); });
   cli.addOption('\0', "channels", "N", "channels (independent lanes) per collective, 1..64 (default: the backend's)",
                 [&o](std::string_view v) {

@@ -18,16 +18,27 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/channels.h"
+#include "collectives/plan/nic_layout.h"
 
 namespace cclab::plan {
 
-std::vector<int> ringOrder(int nranks, int ranksPerNode, int channel) {
+std::vector<int> ringOrder(int nranks, int ranksPerNode, int channel, int nicsPerNode) {
   std::vector<int> order(static_cast<std::size_t>(std::max(nranks, 0)));
   std::iota(order.begin(), order.end(), 0);
   const int g = ranksPerNode;
   if (g <= 1 || g >= nranks || nranks % g != 0) return order;
+  // Every node the same: enter at the channel's entry GPU, visit the others upwards from it, leave
+  // from its exit GPU (nic_layout.h), so the ring crosses between nodes on the channel's NIC.
+  const nics::ChannelPorts ports = nics::portsOf(channel, g, nicsPerNode);
+  std::vector<int> local;
+  local.reserve(static_cast<std::size_t>(g));
+  for (int j = 0; j < g; ++j) {
+    const int l = (ports.entry + j) % g;
+    if (l != ports.exit) local.push_back(l);
+  }
+  local.push_back(ports.exit);
   for (int n = 0; n < nranks / g; ++n)
-    for (int j = 0; j < g; ++j) order[static_cast<std::size_t>(n * g + j)] = n * g + (channel + j) % g;
+    for (int j = 0; j < g; ++j) order[static_cast<std::size_t>(n * g + j)] = n * g + local[static_cast<std::size_t>(j)];
   return order;
 }
 

@@ -1,7 +1,7 @@
 // The ring allreduce (allreduce_ring.cc) as a rule: op i of rank r in O(1) (op_source.h).
 //
 // makePlan's C-channel ring (channels.cc): channel ch runs the one-channel ring over part ch of the
-// data (chunkOf(count, C, ch)) in rank order ringOrder(p, ranksPerNode, ch); rank r is at position
+// data (chunkOf(count, C, ch)) in rank order ringOrder(p, ranksPerNode, ch, nicsPerNode); rank r is at position
 // v there. Every channel has L = 4(p-1) ops (1 for p = 1: a copy), so op i is op j = i mod L of
 // channel i / L: step j/2 (send when j is even, receive when odd); steps 0..p-2 are the
 // reduce-scatter, p-1..2p-3 the allgather, exactly as allReduceRing writes them. Chunks of count 0
@@ -36,7 +36,7 @@ class RingAllReduceSource final : public OpSource {
     const int g = named == Algorithm::Ring ? shape.ranksPerNode : 0;
     if (g > 1 && g < nranks && nranks % g == 0)
       for (int ch = 0; ch < shape.channels; ++ch) {
-        order_.push_back(ringOrder(nranks, g, ch));
+        order_.push_back(ringOrder(nranks, g, ch, shape.nicsPerNode));
         std::vector<int> pos(static_cast<std::size_t>(nranks));
         for (int v = 0; v < nranks; ++v) pos[static_cast<std::size_t>(order_.back()[static_cast<std::size_t>(v)])] = v;
         position_.push_back(std::move(pos));

@@ -39,7 +39,7 @@ Chunk chunkOf(std::int64_t total, int n, int i) {
 bool hasGenerator(Collective c, Algorithm a) {
   switch (c) {
     case Collective::AllReduce:
-      return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::DoubleBinaryTree ||
+      return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::FlatTree || a == Algorithm::DoubleBinaryTree ||
              a == Algorithm::HalvingDoubling || a == Algorithm::RecursiveDoubling || a == Algorithm::Hierarchical ||
              a == Algorithm::OneShot || a == Algorithm::TwoShot;
     case Collective::ReduceScatter:
@@ -64,7 +64,7 @@ Plan oneChannel(Collective c, Algorithm a, int nranks, std::int64_t count, int r
     case Collective::AllReduce:
       switch (a) {
         case Algorithm::Ring: return allReduceRing(nranks, count);
-        case Algorithm::Tree: return allReduceTree(nranks, count);
+        case Algorithm::FlatTree: return allReduceFlatTree(nranks, count);
         case Algorithm::RecursiveDoubling: return allReduceRecursiveDoubling(nranks, count);
         case Algorithm::Hierarchical: return allReduceHierarchical(nranks, count, ranksPerNode);
         case Algorithm::OneShot: return allReduceOneShot(nranks, count);
@@ -111,13 +111,15 @@ Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int roo
   const bool dbtree = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree;
   const int channels = dbtree ? std::max(2, shape.channels + shape.channels % 2) : shape.channels;
   ChannelGenerator generate = [&](int ch, std::int64_t part, int vroot) {
-    if (dbtree) return ch % 2 == 0 ? allReduceTree(nranks, part) : allReduceShiftedTree(nranks, part);
+    if (dbtree) return ch % 2 == 0 ? allReduceFlatTree(nranks, part) : allReduceShiftedTree(nranks, part);
+    if (c == Collective::AllReduce && a == Algorithm::Tree)  // one block count for every part
+      return allReduceTree(nranks, part, g, shape.nicsPerNode, ch, treeBlocksOf(count, shape));
     if (c == Collective::AllReduce && a == Algorithm::Hierarchical && g > 0)  // one block count for every part
       return allReduceHierarchical(nranks, part, g, hierarchicalBlocksOf(nranks, count, shape));
     return oneChannel(c, a, nranks, part, vroot, g);
   };
   ChannelOrder order;
-  if (a == Algorithm::Ring && !isRooted(c)) order = [&](int ch) { return ringOrder(nranks, g, ch); };
+  if (a == Algorithm::Ring && !isRooted(c)) order = [&](int ch) { return ringOrder(nranks, g, ch, shape.nicsPerNode); };
   Plan plan = splitIntoChannels(c, a, nranks, count, root, channels, generate, order);
   if (dbtree) plan.algorithm = Algorithm::DoubleBinaryTree;
   plan.ranksPerNode = g;
@@ -147,6 +149,7 @@ std::string_view name(Algorithm a) {
     case Algorithm::Hierarchical: return "hier";
     case Algorithm::OneShot: return "oneshot";
     case Algorithm::TwoShot: return "twoshot";
+    case Algorithm::FlatTree: return "flat-tree";
   }
   return "?";
 }
@@ -172,12 +175,12 @@ std::string_view name(Buf b) {
 }
 
 Algorithm parseAlgorithm(std::string_view s) {
-  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
+  for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::FlatTree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
                       Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Hierarchical, Algorithm::OneShot,
                       Algorithm::TwoShot, Algorithm::Auto})
     if (s == name(a)) return a;
   throw InvalidArgument("unknown algorithm '" + std::string(s) +
-                        "' (ring, tree, dbtree, rhd, rd, chain, hier, oneshot, twoshot, auto)");
+                        "' (ring, tree, flat-tree, dbtree, rhd, rd, chain, hier, oneshot, twoshot, auto)");
 }
 
 Collective parseCollective(std::string_view s) {

@@ -43,7 +43,9 @@ namespace cclab::plan {
 
 enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broadcast, Reduce };
 
-// Ring, Tree (binary, pipelined), DoubleBinaryTree (two complementary trees, half the data each),
+// Ring, Tree (NCCL's tree: a chain in each node, a double binary tree between nodes, reduce and
+// broadcast on two concurrent lanes), FlatTree (one binary tree over all ranks, up then down),
+// DoubleBinaryTree (two complementary flat trees, half the data each),
 // HalvingDoubling (Rabenseifner), RecursiveDoubling (whole-vector exchanges, for small messages),
 // Chain (pipelined chain; broadcast and reduce only). Auto is resolved by the Communicator before a
 // plan is generated.
@@ -51,7 +53,8 @@ enum class Collective : std::uint8_t { AllReduce, ReduceScatter, AllGather, Broa
 // pipelined; needs PlanShape::ranksPerNode), OneShot (every rank reduces every peer's whole input) and
 // TwoShot (reduce-scatter by direct reads, then allgather) are allreduce only.
 enum class Algorithm : std::uint8_t {
-  Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto, RecursiveDoubling, Hierarchical, OneShot, TwoShot
+  Ring, Tree, DoubleBinaryTree, HalvingDoubling, Chain, Auto, RecursiveDoubling, Hierarchical, OneShot, TwoShot,
+  FlatTree
 };
 
 enum class Buf : std::uint8_t { Input, Output, Scratch };
@@ -131,21 +134,25 @@ class SequentialOps {
 };
 inline SequentialOps sequentialOps(const Plan& plan, int rank) { return {plan, rank}; }
 
-// How a plan is laid out over the machine: how many channels, and how many consecutive ranks share a
-// node (0: all ranks on one node). Ring channels use per-channel rank orders (ringOrder) so that each
-// channel leaves a node through a different rank, hence a different NIC; the hierarchical allreduce
-// needs nranks to be a multiple of ranksPerNode.
+// How a plan is laid out over the machine: how many channels, how many consecutive ranks share a
+// node (0: all ranks on one node), and how many NICs a node has (0: one per rank of a node). Ring and
+// tree channels cross between nodes through NICs chosen per channel (nic_layout.h): channel c uses NIC
+// c mod K, entering and leaving each node through GPUs of that NIC, so channels spread over the NICs;
+// the hierarchical allreduce needs nranks to be a multiple of ranksPerNode.
 struct PlanShape {
   int channels = 1;
   int ranksPerNode = 0;
-  int blocks = 0;  // hier: blocks its lanes pipeline over (1..kMaxHierarchicalBlocks); 0: hierarchicalBlocks' choice
+  int blocks = 0;  // hier, tree: blocks their lanes pipeline over (1..kMaxHierarchicalBlocks); 0: the generator's choice
+  int nicsPerNode = 0;  // NICs per node, GPU l of a node using NIC floor(l·K/ranksPerNode); 0 (or > ranksPerNode): one per rank
   friend bool operator==(const PlanShape&, const PlanShape&) = default;
 };
 
-// Ring order of channel c (position -> rank): node by node, and inside node n its ranks rotated by c,
-// so channel c leaves node n from local rank (c + g - 1) mod g and enters node n+1 at local rank
-// c mod g (g = ranksPerNode). With one node (or g not dividing nranks) every channel is 0, 1, ..., p-1.
-std::vector<int> ringOrder(int nranks, int ranksPerNode, int channel);
+// Ring order of channel c (position -> rank): node by node, every node alike: channel c enters a node
+// at its entry GPU and leaves from its exit GPU, both on NIC c mod K (nic_layout.h; K = nicsPerNode,
+// 0: one NIC per rank, where channel c enters at local rank c mod g and leaves from (c - 1) mod g), and
+// visits the node's other ranks in between, upwards from the entry. With one node (or g not dividing
+// nranks) every channel is 0, 1, ..., p-1.
+std::vector<int> ringOrder(int nranks, int ranksPerNode, int channel, int nicsPerNode = 0);
 
 // Buffer sizes in elements, with NCCL's meaning of count:
 //   AllReduce: in = out = count.      ReduceScatter: in = nranks*count, out = count.
@@ -169,7 +176,17 @@ std::int64_t inPlaceOutputOffset(Collective c, int rank, std::int64_t count);  /
 
 // Generators: one per algorithm, each in its own file. All accept any nranks >= 1 and count >= 0.
 Plan allReduceRing(int nranks, std::int64_t count);
-Plan allReduceTree(int nranks, std::int64_t count);
+// NCCL's tree (allreduce_tree.cc) for channel `channel` of a plan: two lanes (up, down) over `blocks`
+// blocks (0: treeBlocks(count)); nodes of ranksPerNode ranks with nicsPerNode NICs (PlanShape).
+Plan allReduceTree(int nranks, std::int64_t count, int ranksPerNode = 0, int nicsPerNode = 0, int channel = 0,
+                   int blocks = 0);
+inline constexpr int kMaxTreeBlocks = 8;
+int treeBlocks(std::int64_t count);
+// The tree's blocks for a whole call: PlanShape::blocks (at most kMaxTreeBlocks), else treeBlocks of
+// its smallest part, chunkOf(count, C, C-1), for every part.
+int treeBlocksOf(std::int64_t count, PlanShape shape);
+// One binary tree over all ranks (allreduce_flat_tree.cc), the double binary tree's first tree.
+Plan allReduceFlatTree(int nranks, std::int64_t count);
 // One channel: the double binary tree's second tree (inOrderTree shifted by one rank) over all of count.
 Plan allReduceShiftedTree(int nranks, std::int64_t count);
 Plan allReduceDoubleBinaryTree(int nranks, std::int64_t count);
@@ -196,7 +213,8 @@ Plan allReduceTwoShot(int nranks, std::int64_t count);
 // Dispatch by collective and algorithm; throws cclab::InvalidArgument for a combination that does
 // not exist (e.g. ReduceScatter with Tree) or bad nranks/count/root/shape. With shape.channels = C the
 // data is cut into C parts (chunkOf) and channel c runs the algorithm on part c (channels.cc), the
-// ring in ringOrder(c); the double binary tree is always two channels (one per tree) times C/2.
+// ring in ringOrder(c); the double binary tree is always two channels (one per tree) times C/2; the
+// tree two lanes per part (2C channels).
 Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root = 0, PlanShape shape = {});
 bool hasGenerator(Collective c, Algorithm a);
 // The algorithm of the plan makePlan(c, a) really writes (its Plan::algorithm): Broadcast and Reduce
@@ -216,7 +234,7 @@ std::string_view name(Collective c);
 std::string_view name(Algorithm a);
 std::string_view name(OpKind k);
 std::string_view name(Buf b);
-// Parse "ring", "tree", "dbtree", "rhd", "rd", "chain", "hier", "oneshot", "twoshot", "auto"; throws
+// Parse "ring", "tree", "flat-tree", "dbtree", "rhd", "rd", "chain", "hier", "oneshot", "twoshot", "auto"; throws
 // cclab::InvalidArgument otherwise.
 Algorithm parseAlgorithm(std::string_view s);
 Collective parseCollective(std::string_view s);

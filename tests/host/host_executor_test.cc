@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <random>
 #include <thread>
 
 #include "collectives/communicator.h"
@@ -25,6 +26,8 @@ struct Case {
   ReduceOp op;
   bool inPlace;
   std::size_t sliceBytes;
+  int channels = 0;      // the plan's shape (0: the backend's default)
+  int ranksPerNode = 0;  // emulated nodes
 };
 
 // Runs one group call and returns the number of wrong elements over all ranks.
@@ -53,6 +56,8 @@ std::size_t wrongAfter(Communicator& comm, const Case& run, std::uint64_t seed) 
   CollectiveOptions o;
   o.algorithm = run.algorithm;
   o.sliceBytes = run.sliceBytes;
+  o.channels = run.channels;
+  o.ranksPerNode = run.ranksPerNode;
   o.timeout = std::chrono::seconds(20);
   comm.runGroup({run.collective, run.count, run.type, run.op, root}, bufs, o);
   std::size_t wrong = 0;
@@ -86,6 +91,38 @@ TEST(HostBackend, AllReduceEveryAlgorithmAgainstTheExactReference) {
               << "p=" << p << " algo=" << plan::name(a) << " n=" << n << " inPlace=" << inPlace;
         }
   }
+}
+
+// NCCL's tree (a chain per emulated node, a double binary tree between nodes, up and down lanes
+// linked by deps) against the exact reference: 1, 2, 3, 4 and 5 nodes (odd counts too), node sizes
+// 1..4, channels 1..3, random non-power-of-two counts (those from 131072 elements up cut into >= 2
+// blocks), every op on one case, and the flat tree it replaced.
+TEST(HostBackend, NcclTreeOnEmulatedNodesAgainstTheExactReference) {
+  std::mt19937_64 rng(21);
+  struct Layout {
+    int p, ranksPerNode;
+  };
+  for (const Layout l : {Layout{4, 0}, Layout{4, 2}, Layout{6, 2}, Layout{9, 3}, Layout{5, 1}, Layout{8, 4}, Layout{8, 2}}) {
+    auto comm = makeCommunicator(Backend::Host, {l.p});
+    auto check = [&](int channels, std::int64_t n, bool inPlace) {
+      const Case run{Collective::AllReduce, Algorithm::Tree, l.p, n, DataType::Float32, ReduceOp::Sum, inPlace, 4096,
+                     channels, l.ranksPerNode};
+      EXPECT_EQ(wrongAfter(*comm, run, rng()), 0U) << "p=" << l.p << " ranksPerNode=" << l.ranksPerNode
+                                                   << " channels=" << channels << " n=" << n << " inPlace=" << inPlace;
+    };
+    for (int channels : {1, 3})
+      for (bool inPlace : {false, true}) {
+        check(channels, 1, inPlace);
+        check(channels, static_cast<std::int64_t>(rng() % 5000) * 2 + 3, inPlace);
+      }
+    check(2, static_cast<std::int64_t>(2 * 131072 + rng() % 100000) | 1, false);  // 2 parts of >= 2 blocks each
+  }
+  auto comm = makeCommunicator(Backend::Host, {6});
+  for (ReduceOp op : kAllReduceOps)
+    for (Algorithm a : {Algorithm::Tree, Algorithm::FlatTree}) {
+      const Case run{Collective::AllReduce, a, 6, 7919, DataType::Float64, op, false, 512, 2, 2};
+      EXPECT_EQ(wrongAfter(*comm, run, 5), 0U) << name(op) << " " << plan::name(a);
+    }
 }
 
 TEST(HostBackend, EveryTypeAndOp) {

@@ -1,6 +1,7 @@
 // Every (collective, algorithm) pair that has a generator: the plan tests sweep all of them.
 #pragma once
 
+#include <algorithm>
 #include <string>
 
 #include "collectives/plan/plan.h"
@@ -15,6 +16,7 @@ struct GeneratorCase {
 inline constexpr GeneratorCase kGeneratorCases[] = {
     {Collective::AllReduce, Algorithm::Ring},
     {Collective::AllReduce, Algorithm::Tree},
+    {Collective::AllReduce, Algorithm::FlatTree},
     {Collective::AllReduce, Algorithm::DoubleBinaryTree},
     {Collective::AllReduce, Algorithm::HalvingDoubling},
     {Collective::AllReduce, Algorithm::RecursiveDoubling},
@@ -30,7 +32,9 @@ inline constexpr GeneratorCase kGeneratorCases[] = {
 };
 
 inline std::string caseName(const GeneratorCase& c) {
-  return std::string(name(c.collective)) + "_" + std::string(name(c.algorithm));
+  std::string s = std::string(name(c.collective)) + "_" + std::string(name(c.algorithm));
+  std::replace(s.begin(), s.end(), '-', '_');  // a test name has no '-' ("flat-tree")
+  return s;
 }
 
 }  // namespace cclab::plan::testing

@@ -50,7 +50,8 @@ TEST_P(GeneratorTest, ValidWithChannelsAndNodes) {
         for (std::int64_t n : std::set<std::int64_t>{0, 1, p + 1, kPrime}) {
           const int root = isRooted(c.collective) ? p - 1 : 0;
           const Plan plan = makePlan(c.collective, c.algorithm, p, n, root, {channels, g});
-          const bool lanes = c.algorithm == Algorithm::Hierarchical && g > 1 && g < p;  // node and network lanes
+          const bool lanes = (c.algorithm == Algorithm::Hierarchical && g > 1 && g < p) ||  // node and network lanes
+                             (c.collective == Collective::AllReduce && c.algorithm == Algorithm::Tree);  // up and down
           const int expected = c.collective == Collective::AllReduce && c.algorithm == Algorithm::DoubleBinaryTree
                                    ? std::max(2, channels)
                                    : lanes ? 2 * channels : channels;

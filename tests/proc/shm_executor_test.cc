@@ -97,6 +97,13 @@ INSTANTIATE_TEST_SUITE_P(
                       Case{4, 65537, 1000, DataType::Float32, ReduceOp::Sum}, Case{4, 4097, 0, DataType::Int8, ReduceOp::Sum},
                       Case{4, 999, 7, DataType::Float32, ReduceOp::Prod},
                       Case{3, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Tree},
+                      Case{3, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::FlatTree},
+                      // NCCL's tree: up and down lanes linked by deps over 3 blocks (walked phase by
+                      // phase), a chain per emulated node and a binary tree between 2, 3 and 4 nodes.
+                      Case{4, 40009, 1000, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Tree, 1, 2},
+                      Case{6, 30011, 0, DataType::Float64, ReduceOp::Sum, plan::Algorithm::Tree, 2, 2},
+                      Case{8, 40009, 777, DataType::Int32, ReduceOp::Max, plan::Algorithm::Tree, 1, 2},
+                      Case{6, 9973, 64, DataType::Float32, ReduceOp::Prod, plan::Algorithm::Tree, 3, 3},
                       Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::HalvingDoubling},
                       // Channels one after the other over one connection per pair, and ReduceAll.
                       Case{4, 1001, 64, DataType::Float32, ReduceOp::Sum, plan::Algorithm::Ring, 2},

@@ -14,7 +14,7 @@ namespace cclab::sim {
 namespace {
 
 TEST(Algorithms, OneTableGivesEveryNameAndTheErrorListsThemAll) {
-  EXPECT_EQ(algorithmNames(), "ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree");
+  EXPECT_EQ(algorithmNames(), "ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree");
   for (const auto& i : simAlgorithms()) {
     EXPECT_EQ(parseSimAlgorithm(i.name), i.id);
     EXPECT_EQ(name(i.id), i.name);

@@ -47,7 +47,7 @@ TEST(Calibrate, RecoversAlphaBetaGammaOnASwitch) {
   truth.compute.reduceBandwidth = 12.0;
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 4, sweep(1024, 64 << 20)),
                                   synthetic(truth, plan::Algorithm::Ring, 8, sweep(1024, 64 << 20)),
-                                  synthetic(truth, plan::Algorithm::Tree, 8, sweep(1024, 16 << 20)),
+                                  synthetic(truth, plan::Algorithm::FlatTree, 8, sweep(1024, 16 << 20)),
                                   // An allgather reduces nothing: it tells β from γ (with links shared
                                   // fairly, the allreduces' times depend on β and γ almost only through
                                   // one combination of them).
@@ -156,7 +156,7 @@ TEST(Calibrate, RecoversKnownAlphaAndBetaFromMeasurementsMadeWithThem) {
   // connected topology of 5 ranks, at awkward sizes; the fit starts a factor of 6 away from both.
   const TopologySpec truth = cclab::sim::testing::uniformTopology(TopologyKind::FullyConnected, 5, 4.5, 37.0);
   std::vector<Measurement> fit = {synthetic(truth, plan::Algorithm::Ring, 5, {1000, 77777, 1234560, 9999992, 31000000}),
-                                  synthetic(truth, plan::Algorithm::Tree, 5, {4004, 640000, 7000004})};
+                                  synthetic(truth, plan::Algorithm::FlatTree, 5, {4004, 640000, 7000004})};
   TopologySpec start = truth;
   start.classes["link"] = {0.75, 222.0};
   CalibrationOptions o;

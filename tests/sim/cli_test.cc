@@ -76,7 +76,7 @@ TEST(Cli, ZeroRanksOrNodesAreRefusedNotIgnored) {
 TEST(Cli, AlgorithmErrorsListEveryAlgorithmFromTheTable) {
   const CliRun r = run("allreduce --algo spiral");
   EXPECT_EQ(r.status, 2);
-  EXPECT_NE(r.output.find("ring, tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree"), std::string::npos) << r.output;
   EXPECT_EQ(run("allreduce --algo rd -b 8 -e 64").status, 0);
 }
 

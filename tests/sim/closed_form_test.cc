@@ -42,7 +42,7 @@ struct Case {
 };
 
 const Case kCases[] = {
-    {Collective::AllReduce, Algorithm::Ring, true},          {Collective::AllReduce, Algorithm::Tree, true},
+    {Collective::AllReduce, Algorithm::Ring, true},          {Collective::AllReduce, Algorithm::FlatTree, true},
     {Collective::AllReduce, Algorithm::DoubleBinaryTree, true}, {Collective::AllReduce, Algorithm::HalvingDoubling, true},
     {Collective::AllReduce, Algorithm::RecursiveDoubling, false},
     {Collective::AllReduce, Algorithm::OneShot, true},       {Collective::AllReduce, Algorithm::TwoShot, true},
