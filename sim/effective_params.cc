@@ -18,8 +18,12 @@ using plan::Algorithm;
 using plan::Collective;
 using Pairs = std::vector<std::pair<int, int>>;  // (src, dst), all in flight at once
 
-// α and β of a set of concurrent messages.
-CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
+// α and β of a set of concurrent messages. α is the largest route latency, or with `meanLatency` (rings
+// and chains) the mean: a ring's critical path is one hop per step through consecutive edges, so its
+// 2(p-1) steps cross each edge about twice, not the slowest one every time (on a cluster ring one edge
+// in G crosses a NIC; charging every step the NIC's latency made the closed form prefer LL where the
+// replay takes Simple).
+CostParams ofPairs(const Topology& topo, const Pairs& pairs, bool meanLatency = false) {
   CostParams k;
   std::map<int, std::vector<int>> bySrc;
   for (const auto& [s, d] : pairs) bySrc[s].push_back(d);
@@ -29,20 +33,33 @@ CostParams ofPairs(const Topology& topo, const Pairs& pairs) {
     routes.insert(routes.end(), rs.begin(), rs.end());
   }
   std::vector<int> flows(topo.resources().size(), 0);
-  bool nic = false;
   for (const auto& r : routes)
+    for (int id : r.resources) ++flows[id];
+  double sum = 0, betaSum = 0;
+  for (const auto& r : routes) {
+    MicrosPerByte routeBeta = 0, aloneBeta = 0;  // with the flows sharing its resources; alone on them
+    // A message across a NIC waits for the host proxy (compute.proxy_us) on each latency traversal,
+    // as the replay charges it (replay.cc, connectionId).
+    bool nic = false;
     for (int id : r.resources) {
-      ++flows[id];
+      routeBeta = std::max(routeBeta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+      aloneBeta = std::max(aloneBeta, inverseBandwidth(topo.resources()[id].bandwidth));
       nic = nic || topo.isNic(id);
     }
-  for (const auto& r : routes) {
-    k.alpha = std::max(k.alpha, r.latency);
-    for (int id : r.resources) {
-      k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
-    }
+    k.beta = std::max(k.beta, routeBeta);
+    betaSum += aloneBeta;
+    const Micros latency = r.latency + (nic ? topo.spec().compute.proxyLatency : 0.0);
+    k.alpha = std::max(k.alpha, latency);
+    sum += latency;
   }
-  if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
-  return k;
+  // A ring: its chain at the means of each message alone on its route (channels that share a resource
+  // take turns on it while the others wait for latency), beta its busiest resource's share
+  // (analytic_ring.cc). With one flow per resource the two are the same (uniform: the forms as before).
+  if (meanLatency && !routes.empty()) {
+    k.alpha = sum / static_cast<double>(routes.size());
+    k.chainBeta = betaSum / static_cast<double>(routes.size());
+  }
+  return k;  // start-up (the launch) is added by the caller
 }
 
 
@@ -69,10 +86,11 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
         const auto order = plan::ringOrder(p, shape.ranksPerNode, ch);
         for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
       }
-      k = ofPairs(topo, all);
+      k = ofPairs(topo, all, true);
     } else {
-      // The one-channel pattern's flows times `copies`: β scales, α and the NIC start-up do not.
+      // The one-channel pattern's flows times `copies`: β scales, α does not.
       k.beta *= copies;
+      if (k.chainBeta >= 0) k.chainBeta *= copies;
       k.startup -= topo.spec().compute.launchLatency;
     }
   } else if (p > 1) {
@@ -109,7 +127,7 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
     } else {  // rings and chains: r -> r+1
       Pairs ring;
       for (int r = 0; r < p; ++r) ring.emplace_back(r, (r + 1) % p);
-      k = ofPairs(topo, ring);
+      k = ofPairs(topo, ring, true);
     }
   }
   k.gamma = topo.reduceCost();
@@ -122,6 +140,7 @@ CostParams withProtocol(CostParams k, Protocol p) {
   const ProtocolCost cost = costOf(p);
   k.alpha *= cost.traversals;
   k.beta *= cost.stretch;
+  if (k.chainBeta >= 0) k.chainBeta *= cost.stretch;
   return k;
 }
 
@@ -142,7 +161,7 @@ HierarchicalParams hierarchicalParams(const Topology& topo, int channels) {
   h.intra.gamma = h.inter.gamma = topo.reduceCost();
   h.intra.delta = h.inter.delta = topo.copyCost();
   h.intra.startup = 0;
-  h.inter.startup = topo.spec().compute.launchLatency + (N > 1 ? topo.spec().compute.proxyLatency : 0.0);
+  h.inter.startup = topo.spec().compute.launchLatency;  // the NIC proxy is in h.inter.alpha (per message)
   return h;
 }
 

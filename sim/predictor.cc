@@ -30,6 +30,7 @@ plan::PlanShape Predictor::shape() const {
 Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
   const plan::PlanShape sh = shape();
+  if (a == SimAlgorithm::Nvls) return predictNvls(topo, p, count * elemSize, protocol);
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
   if (modelFor(a) == Model::Analytic) {
     // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
@@ -70,9 +71,23 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
   return out;
 }
 
+Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice protocol) {
+  const TopologySpec& s = topo.spec();
+  if (s.nvlsBandwidth <= 0)
+    throw InvalidArgument("--algo nvls: topology '" + s.name + "' has no NVLS (its nvls_gbps is 0: the switch does not reduce)");
+  if (s.kind == TopologyKind::Cluster && p > s.gpusPerNode)
+    throw InvalidArgument("--algo nvls: " + std::to_string(p) + " ranks span several nodes; NVLS here is one NVSwitch node (use --nodes 1)");
+  // A GPU's port: the ring pattern has one flow in and one out per port (α: a GPU-to-GPU route).
+  const CostParams k = effectiveParams(topo, plan::Collective::AllReduce, plan::Algorithm::Ring, p);
+  const std::vector<Protocol> candidates = protocolCandidates(s, protocol, kNvlsProtocols);
+  // The form counts its own latency traversals (a reduce round trip and a Simple store), so α is the
+  // route's one-traversal latency here, not withProtocol's.
+  return {nvlsAllReduce(p, bytes, k, s.nvlsBandwidth), candidates.front()};
+}
+
 std::string ranAlgorithmName(plan::Collective c, SimAlgorithm a) {
   const SimAlgorithmInfo& info = infoOf(a);
-  return info.hierarchical ? info.name : std::string(plan::name(plan::generatedAlgorithm(c, info.planAlgorithm)));
+  return info.hierarchical || a == SimAlgorithm::Nvls ? info.name : std::string(plan::name(plan::generatedAlgorithm(c, info.planAlgorithm)));
 }
 
 }  // namespace cclab::sim
