@@ -10,6 +10,9 @@ std::optional<SimAlgorithm> ourAlgorithmFor(NcclAlgorithm a) {
     case NcclAlgorithm::Ring: return SimAlgorithm::Ring;
     case NcclAlgorithm::Tree: return SimAlgorithm::DoubleBinaryTree;
     case NcclAlgorithm::Nvls: return SimAlgorithm::Nvls;
+    // No NVLS-tree model here; the nearest is hier-ring (reduce-scatter in the node, across nodes, then
+    // allgather in the node), with NVLink rings where NCCL uses the switch's reduction.
+    case NcclAlgorithm::NvlsTree: return SimAlgorithm::HierarchicalRing;
     default: return std::nullopt;
   }
 }
