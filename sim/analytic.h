@@ -84,6 +84,10 @@ Micros twoShotAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const Cost
 // `switchBandwidth` (k.alpha: a GPU-to-GPU route's latency, k.beta: a GPU port's inverse bandwidth);
 // Simple only. Never below n / switchBandwidth nor n(1 + 1/g) at the port's bandwidth.
 Micros nvlsAllReduce(int g, Bytes n, const CostParams& k, GBps switchBandwidth);
+// The same across `nodes` nodes of g GPUs: NVLS in each node, each GPU's shard allreduced by a ring over
+// the nodes through its NIC (net: one GPU's share of its node's NICs, one traversal's α), streamed:
+// the slowest of port, switch and NIC, plus every stage's latency.
+Micros nvlsAllReduceAcross(int g, int nodes, Bytes n, const CostParams& node, const CostParams& net, GBps switchBandwidth);
 // analytic_chain.cc
 Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);

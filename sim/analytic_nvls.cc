@@ -33,4 +33,21 @@ Micros nvlsAllReduce(int g, Bytes n, const CostParams& k, GBps switchBandwidth) 
   return k.startup + (2 + kSimpleLatencyTraversals) * k.alpha + std::max(port, switchTime);
 }
 
+// Across N nodes: the reduced shard of GPU g (n/G bytes) is allreduced with the shards of the GPUs of
+// the same local index on the other nodes before it is multicast, by a ring over the nodes through
+// each GPU's NIC (2(N-1)/N of the shard out and in; 2(N-1) steps of Simple latency; NCCL's NVLS tree
+// runs a tree there instead: the same bytes on 2 nodes, fewer steps beyond). The three stages stream
+// shard by shard, so the bytes take the slowest of the port, the switch and the NIC.
+Micros nvlsAllReduceAcross(int g, int nodes, Bytes n, const CostParams& node, const CostParams& net, GBps switchBandwidth) {
+  if (nodes <= 1) return nvlsAllReduce(g, n, node, switchBandwidth);
+  if (g < 1 || switchBandwidth <= 0) throw InvalidArgument("nvls: needs ranks on an NVSwitch that reduces (nvls_gbps > 0)");
+  const double bytes = static_cast<double>(n);
+  const Micros port = g > 1 ? bytes * (1.0 + 1.0 / g) * node.beta : 0.0;
+  const Micros switchTime = g > 1 ? bytes * inverseBandwidth(switchBandwidth) : 0.0;
+  const Micros network = 2.0 * (nodes - 1) / nodes * (bytes / g) * net.beta;
+  const Micros latency = (g > 1 ? (2 + kSimpleLatencyTraversals) * node.alpha : 0.0) +
+                         2.0 * (nodes - 1) * kSimpleLatencyTraversals * net.alpha;
+  return std::max(node.startup, net.startup) + latency + std::max({port, switchTime, network});
+}
+
 }  // namespace cclab::sim

@@ -124,7 +124,7 @@ int runNcclComparison(Collective c, const CollectiveCmd& cmd, const Topology& to
                           .root = cmd.common.root, .channels = cmd.common.channels};
   const NcclGraph g = ncclGraphOf(topo, p);
   std::cout << fmt::format("# cclab-sim: {} on {} ({} ranks, {} node(s)): NCCL's tuner model (its latency and bandwidth tables,\n"
-                           "# src/graph/tuning.cc; graph: {} channels of {:.1f} GB/s) against our {} of the same algorithm and protocol\n",
+                           "# src/graph/tuning.cc; graph: {} channels of {:.1f} GB/s) against our {} of the same algorithm and protocol (nvls: analytic)\n",
                            plan::name(c), topo.spec().name, p, g.nodes, g.channels, g.nodes <= 2 ? g.bwIntra : g.bwInter,
                            name(cmd.common.model));
   std::cout << fmt::format("# {:>10} {:>10} {:>7} {:>12} {:>12} {:>12} {:>8} {:>7}\n", "size", "nccl algo", "proto", "nccl us",

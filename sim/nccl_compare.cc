@@ -10,9 +10,8 @@ std::optional<SimAlgorithm> ourAlgorithmFor(NcclAlgorithm a) {
     case NcclAlgorithm::Ring: return SimAlgorithm::Ring;
     case NcclAlgorithm::Tree: return SimAlgorithm::DoubleBinaryTree;
     case NcclAlgorithm::Nvls: return SimAlgorithm::Nvls;
-    // No NVLS-tree model here; the nearest is hier-ring (reduce-scatter in the node, across nodes, then
-    // allgather in the node), with NVLink rings where NCCL uses the switch's reduction.
-    case NcclAlgorithm::NvlsTree: return SimAlgorithm::HierarchicalRing;
+    // Our nvls across nodes: NVLS in each node, a ring across nodes where NCCL's NVLS tree has a tree.
+    case NcclAlgorithm::NvlsTree: return SimAlgorithm::Nvls;
     default: return std::nullopt;
   }
 }

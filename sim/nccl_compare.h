@@ -15,12 +15,12 @@ namespace cclab::sim {
 struct NcclComparison {
   Bytes size = 0;              // the size column (nccl-tests' convention)
   NcclEstimate nccl;           // NCCL's pick and its model's time
-  std::string ourAlgorithm;    // what we predict it with: ring (chain for broadcast/reduce), dbtree, nvls, hier-ring
+  std::string ourAlgorithm;    // what we predict it with: ring (chain for broadcast/reduce), dbtree, nvls
   std::optional<Prediction> ours;  // none where we have no model of NCCL's pick
 };
 
-// Our algorithm for NCCL's: its ring is our ring, its tree our double binary tree, NVLS our nvls, NVLS
-// tree our nearest, hier-ring (the column names which).
+// Our algorithm for NCCL's: its ring is our ring, its tree our double binary tree, NVLS and NVLS tree
+// our nvls (across nodes: a ring between the nodes where NCCL's NVLS tree has a tree).
 std::optional<SimAlgorithm> ourAlgorithmFor(NcclAlgorithm a);
 
 // One row per size; `predict` sets our model (replay by default), its protocol is forced to NCCL's pick

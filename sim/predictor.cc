@@ -75,11 +75,15 @@ Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice 
   const TopologySpec& s = topo.spec();
   if (s.nvlsBandwidth <= 0)
     throw InvalidArgument("--algo nvls: topology '" + s.name + "' has no NVLS (its nvls_gbps is 0: the switch does not reduce)");
-  if (s.kind == TopologyKind::Cluster && p > s.gpusPerNode)
-    throw InvalidArgument("--algo nvls: " + std::to_string(p) + " ranks span several nodes; NVLS here is one NVSwitch node (use --nodes 1)");
+  const std::vector<Protocol> candidates = protocolCandidates(s, protocol, kNvlsProtocols);
+  if (s.kind == TopologyKind::Cluster && p > s.gpusPerNode) {  // several nodes: NVLS in each, a ring across
+    if (p % s.gpusPerNode != 0)
+      throw InvalidArgument("--algo nvls: " + std::to_string(p) + " ranks are not whole nodes of " + std::to_string(s.gpusPerNode));
+    const HierarchicalParams h = hierarchicalParams(topo, 1);  // α per traversal, one GPU's share of the NICs
+    return {nvlsAllReduceAcross(s.gpusPerNode, p / s.gpusPerNode, bytes, h.intra, h.inter, s.nvlsBandwidth), candidates.front()};
+  }
   // A GPU's port: the ring pattern has one flow in and one out per port (α: a GPU-to-GPU route).
   const CostParams k = effectiveParams(topo, plan::Collective::AllReduce, plan::Algorithm::Ring, p);
-  const std::vector<Protocol> candidates = protocolCandidates(s, protocol, kNvlsProtocols);
   // The form counts its own latency traversals (a reduce round trip and a Simple store), so α is the
   // route's one-traversal latency here, not withProtocol's.
   return {nvlsAllReduce(p, bytes, k, s.nvlsBandwidth), candidates.front()};

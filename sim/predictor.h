@@ -47,8 +47,9 @@ struct Predictor {
   }
 };
 
-// NVLS allreduce of `bytes` on p ranks of one NVSwitch node (analytic_nvls.cc), Simple only (a forced
-// LL or LL128 is refused); InvalidArgument on a topology without NVLS or across nodes.
+// NVLS allreduce of `bytes` on p ranks (analytic_nvls.cc): one NVSwitch node, or whole nodes of a
+// cluster (NVLS in each node, a ring across nodes); Simple only (a forced LL or LL128 is refused);
+// InvalidArgument on a topology without NVLS.
 Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice protocol);
 
 // The name of the algorithm really run for `a` on c: Broadcast and Reduce run "dbtree" as the plain

@@ -100,6 +100,27 @@ TEST(Nccl, NvlsNeverBeatsItsBounds) {
   }
 }
 
+// Across nodes, NVLS never beats its NIC either: each GPU's shard (n/G) goes 2(N-1)/N of the way
+// through its share of the node's NICs; and more nodes never make it faster.
+TEST(Nccl, NvlsAcrossNodesNeverBeatsItsNic) {
+  std::mt19937_64 rng(11);
+  for (const char* preset : {"cluster", "cluster-4nic"}) {
+    Micros previous = 0;
+    const Bytes n = 4 * static_cast<Bytes>(1 + rng() % (1u << 26));
+    for (int nodes = 1; nodes <= 8; ++nodes) {
+      const Topology topo(resized(*findPreset(preset), 0, nodes, 8));
+      const Micros t = predictNvls(topo, topo.nranks(), n, ProtocolChoice::Auto).time;
+      const TopologySpec& s = topo.spec();
+      const GBps nicShare = s.classes.at("nic").bandwidth * s.classes.at("nic").efficiency * s.nicsPerNode / 8;
+      const Micros nic = 2.0 * (nodes - 1) / nodes * (static_cast<double>(n) / 8) * inverseBandwidth(nicShare);
+      EXPECT_GE(t, nic) << preset << " " << nodes;
+      EXPECT_GE(t, static_cast<double>(n) * inverseBandwidth(s.nvlsBandwidth)) << preset << " " << nodes;
+      EXPECT_GE(t, previous) << preset << " " << nodes;
+      previous = t;
+    }
+  }
+}
+
 // NCCL's model: the pick is the fastest of its estimates; small calls take LL, large ones Simple (or
 // NVLS where the switch reduces); more nodes never make its estimates faster per byte.
 TEST(Nccl, TunerPicksTheFastestEstimate) {
