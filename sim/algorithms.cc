@@ -19,6 +19,7 @@ std::vector<SimAlgorithmInfo> buildTable() {
   for (const auto& [s, a] : plain) t.push_back({s, a, false, false, std::string(plan::name(a))});
   t.push_back({S::HierarchicalRing, A::Hierarchical, true, false, "hier-ring"});
   t.push_back({S::HierarchicalTree, A::Tree, true, true, "hier-tree"});
+  t.push_back({S::Nvls, A::OneShot, false, true, "nvls"});  // no plan: planAlgorithm is unused
   return t;
 }
 
@@ -52,6 +53,10 @@ SimAlgorithm parseSimAlgorithm(std::string_view text) {
 
 void checkAlgorithm(plan::Collective c, SimAlgorithm a, bool isCluster) {
   const auto& i = infoOf(a);
+  if (a == SimAlgorithm::Nvls) {
+    if (c != plan::Collective::AllReduce) throw InvalidArgument("--algo nvls exists for allreduce only");
+    return;
+  }
   if (i.hierarchical) {
     if (c != plan::Collective::AllReduce) throw InvalidArgument("--algo " + i.name + " exists for allreduce only");
     if (!isCluster) throw InvalidArgument("--algo " + i.name + " needs a cluster topology");

@@ -21,6 +21,7 @@ enum class SimAlgorithm : std::uint8_t {
   FlatTree,          // one binary tree over all ranks (the plan before NCCL's tree became "tree")
   HierarchicalRing,  // the hier plan: ring reduce-scatter/allgather in a node, ring allreduce across nodes
   HierarchicalTree,  // the same with a tree allreduce across nodes (analytic only)
+  Nvls,              // NVLink SHARP allreduce on one NVSwitch node (analytic only: analytic_nvls.cc)
 };
 
 struct SimAlgorithmInfo {
@@ -35,13 +36,14 @@ struct SimAlgorithmInfo {
 std::span<const SimAlgorithmInfo> simAlgorithms();
 const SimAlgorithmInfo& infoOf(SimAlgorithm a);
 std::string_view name(SimAlgorithm a);
-// "ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree".
+// "ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree, nvls".
 std::string algorithmNames();
 // Also takes "hier" (the plan's name) for hier-ring. Throws InvalidArgument "--algo 'x' is not one of
 // <algorithmNames()>".
 SimAlgorithm parseSimAlgorithm(std::string_view text);
 // Refuses (InvalidArgument naming --algo) an algorithm without a plan for c, a hierarchical algorithm
-// for anything but allreduce, or on a topology that is not a cluster (`isCluster` false).
+// or nvls for anything but allreduce, or a hierarchical one on a topology that is not a cluster
+// (`isCluster` false). Whether the topology has NVLS is checked when it is predicted (Predictor).
 void checkAlgorithm(plan::Collective c, SimAlgorithm a, bool isCluster);
 
 }  // namespace cclab::sim

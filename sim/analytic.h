@@ -23,9 +23,15 @@ struct CostParams {
   MicrosPerByte beta = 0;   // per byte on the wire (1 / bandwidth)
   MicrosPerByte gamma = 0;  // per byte reduced by the receiver
   MicrosPerByte delta = 0;  // per byte copied locally
-  Micros startup = 0;       // once per collective: launch (+ NIC proxy), topology.h ComputeParams
+  Micros startup = 0;       // once per collective: the launch, topology.h ComputeParams
   MicrosPerByte betaHop = 0;  // per byte of one message alone on its route (the slowest route of the
                               // pattern, unshared): a pipeline's fill, before its flows share links
+  // Rings whose edges differ (a cluster: 1 edge in G crosses a NIC) or whose channels share a resource:
+  // the mean inverse bandwidth of a message alone on its route along the ring (α is then the mean
+  // latency), while beta stays the busiest resource's share; the ring forms take the longer of the
+  // critical chain (at the means) and the busiest resource's occupancy (at beta). Negative: the same as
+  // beta (every edge alike; the forms as before).
+  MicrosPerByte chainBeta = -1;
 };
 
 // What is run: the NCCL API's count (see plan::bufferCounts), the element size, and the executor's
@@ -80,6 +86,14 @@ Micros recursiveDoublingAllReduce(int p, std::int64_t count, std::int64_t e, std
 // analytic_direct.cc (one-shot: n the whole vector; two-shot: chunkBytes = n/p)
 Micros oneShotAllReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros twoShotAllReduce(int p, Bytes chunkBytes, std::int64_t rounds, const CostParams& k);
+// analytic_nvls.cc: NVLS allreduce of n bytes on g GPUs of one NVSwitch that reduces at
+// `switchBandwidth` (k.alpha: a GPU-to-GPU route's latency, k.beta: a GPU port's inverse bandwidth);
+// Simple only. Never below n / switchBandwidth nor n(1 + 1/g) at the port's bandwidth.
+Micros nvlsAllReduce(int g, Bytes n, const CostParams& k, GBps switchBandwidth);
+// The same across `nodes` nodes of g GPUs: NVLS in each node, each GPU's shard allreduced by a ring over
+// the nodes through its NIC (net: one GPU's share of its node's NICs, one traversal's α), streamed:
+// the slowest of port, switch and NIC, plus every stage's latency.
+Micros nvlsAllReduceAcross(int g, int nodes, Bytes n, const CostParams& node, const CostParams& net, GBps switchBandwidth);
 // analytic_chain.cc
 Micros chainBroadcast(int p, Bytes n, std::int64_t rounds, const CostParams& k);
 Micros chainReduce(int p, Bytes n, std::int64_t rounds, const CostParams& k);

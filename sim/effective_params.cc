@@ -19,32 +19,52 @@ using plan::Algorithm;
 using plan::Collective;
 using Pairs = std::vector<std::pair<int, int>>;  // (src, dst), all in flight at once
 
-// α and β of a set of concurrent messages: α the longest route latency, β the largest inverse
-// bandwidth of a resource times the messages crossing it (routes are counted as they are found, one
-// search per source, and not kept: a 1M-rank cluster's 8 ring channels are 8M routes).
-CostParams ofPairs(const Topology& topo, Pairs pairs) {
+// α and β of a set of concurrent messages: β the largest inverse bandwidth of a resource times the
+// messages crossing it (routes are counted as they are found, one search per source, and not kept: a
+// 1M-rank cluster's 8 ring channels are 8M routes). α is the largest route latency, or with
+// `meanLatency` (rings and chains) the mean: a ring's critical path is one hop per step through
+// consecutive edges, so its 2(p-1) steps cross each edge about twice, not the slowest one every time (on
+// a cluster ring one edge in G crosses a NIC; charging every step the NIC's latency made the closed form
+// prefer LL where the replay takes Simple).
+CostParams ofPairs(const Topology& topo, Pairs pairs, bool meanLatency = false) {
   CostParams k;
   std::sort(pairs.begin(), pairs.end());
   std::vector<int> flows(topo.resources().size(), 0);
   std::vector<int> dsts;
+  double sum = 0, betaSum = 0;
+  std::size_t nroutes = 0;
   for (std::size_t i = 0; i < pairs.size();) {
     const int s = pairs[i].first;
     dsts.clear();
     for (; i < pairs.size() && pairs[i].first == s; ++i) dsts.push_back(pairs[i].second);
     for (const Route& r : topo.routesFrom(topo.rankNode(s), dsts)) {
-      k.alpha = std::max(k.alpha, r.latency);
-      if (r.bottleneck > 0) k.betaHop = std::max(k.betaHop, inverseBandwidth(r.bottleneck));
-      for (int id : r.resources) ++flows[static_cast<std::size_t>(id)];
+      // A message across a NIC waits for the host proxy (compute.proxy_us) on each latency traversal,
+      // as the replay charges it (replay.cc, connectionId).
+      bool nic = false;
+      MicrosPerByte aloneBeta = 0;  // the route's bottleneck, the message alone on it
+      for (int id : r.resources) {
+        ++flows[static_cast<std::size_t>(id)];
+        aloneBeta = std::max(aloneBeta, inverseBandwidth(topo.resources()[static_cast<std::size_t>(id)].bandwidth));
+        nic = nic || topo.isNic(id);
+      }
+      const Micros latency = r.latency + (nic ? topo.spec().compute.proxyLatency : 0.0);
+      k.alpha = std::max(k.alpha, latency);
+      k.betaHop = std::max(k.betaHop, aloneBeta);
+      sum += latency;
+      betaSum += aloneBeta;
+      ++nroutes;
     }
   }
-  bool nic = false;
-  for (std::size_t id = 0; id < flows.size(); ++id) {
-    if (flows[id] == 0) continue;
-    k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
-    nic = nic || topo.isNic(static_cast<int>(id));
+  for (std::size_t id = 0; id < flows.size(); ++id)
+    if (flows[id] != 0) k.beta = std::max(k.beta, inverseBandwidth(topo.resources()[id].bandwidth) * flows[id]);
+  // A ring: its chain at the means of each message alone on its route (channels that share a resource
+  // take turns on it while the others wait for latency), beta its busiest resource's share
+  // (analytic_ring.cc). With one flow per resource the two are the same (uniform: the forms as before).
+  if (meanLatency && nroutes > 0) {
+    k.alpha = sum / static_cast<double>(nroutes);
+    k.chainBeta = betaSum / static_cast<double>(nroutes);
   }
-  if (nic) k.startup = topo.spec().compute.proxyLatency;  // launch is added by the caller
-  return k;
+  return k;  // start-up (the launch) is added by the caller
 }
 
 void addTree(Pairs& up, const plan::BinaryTree& t) {
@@ -86,11 +106,12 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
         const auto order = plan::ringOrder(p, shape.ranksPerNode, ch, shape.nicsPerNode);
         for (int v = 0; v < p; ++v) all.emplace_back(order[v], order[(v + 1) % p]);
       }
-      k = ofPairs(topo, std::move(all));
+      k = ofPairs(topo, std::move(all), true);
     } else {
-      // The one-channel pattern's flows times `copies`: β scales, α and the NIC start-up do not.
+      // The one-channel pattern's flows times `copies`: β scales, α does not.
       k = effectiveParams(topo, c, a, p);
       k.beta *= copies;
+      if (k.chainBeta >= 0) k.chainBeta *= copies;
       k.startup -= topo.spec().compute.launchLatency;
     }
   } else if (p > 1) {
@@ -129,7 +150,7 @@ CostParams effectiveParams(const Topology& topo, Collective c, Algorithm a, int 
     } else {  // rings and chains: r -> r+1
       Pairs ring;
       for (int r = 0; r < p; ++r) ring.emplace_back(r, (r + 1) % p);
-      k = ofPairs(topo, ring);
+      k = ofPairs(topo, ring, true);
     }
   }
   k.gamma = topo.reduceCost();
@@ -143,6 +164,7 @@ CostParams withProtocol(CostParams k, Protocol p) {
   k.alpha *= cost.traversals;
   k.beta *= cost.stretch;
   k.betaHop *= cost.stretch;
+  if (k.chainBeta >= 0) k.chainBeta *= cost.stretch;
   return k;
 }
 
@@ -163,7 +185,7 @@ HierarchicalParams hierarchicalParams(const Topology& topo, int channels) {
   h.intra.gamma = h.inter.gamma = topo.reduceCost();
   h.intra.delta = h.inter.delta = topo.copyCost();
   h.intra.startup = 0;
-  h.inter.startup = topo.spec().compute.launchLatency + (N > 1 ? topo.spec().compute.proxyLatency : 0.0);
+  h.inter.startup = topo.spec().compute.launchLatency;  // the NIC proxy is in h.inter.alpha (per message)
   return h;
 }
 

@@ -14,13 +14,14 @@ namespace cclab::sim {
 
 // With shape.channels = C the pattern is every channel's at once (rings in plan::ringOrder(c), the
 // others the same pattern C times; the double binary tree's two trees C/2 times each), and the
-// closed form is run on one channel's part (predictOn). k.startup is compute.launch_us, plus
-// compute.proxy_us when a message of the pattern crosses a NIC.
+// closed form is run on one channel's part (predictOn). k.startup is compute.launch_us; a message of
+// the pattern that crosses a NIC has compute.proxy_us in its latency (α), as in the replay.
 CostParams effectiveParams(const Topology& topo, plan::Collective c, plan::Algorithm a, int nranks,
                            plan::PlanShape shape = {});
 
 // The parameters of a call whose messages all take protocol p (protocol.h): LL multiplies β by
-// 1/kLLEfficiency, Simple α by kSimpleLatencyTraversals; None leaves them. The replay applies the
+// 1/kLLEfficiency, LL128 β by 1/kLL128Efficiency and α by kLL128LatencyTraversals, Simple α by
+// kSimpleLatencyTraversals; None leaves them. The replay applies the
 // same to every message, so a closed form that equals the replay equals it under each protocol.
 CostParams withProtocol(CostParams k, Protocol p);
 

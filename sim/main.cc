@@ -20,6 +20,7 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "sim/algorithms.h"
+#include "sim/nccl_compare.h"
 #include "sim/analytic.h"
 #include "sim/calibrate.h"
 #include "sim/cli_values.h"
@@ -52,7 +53,7 @@ struct Common {
   std::string json;
 
   void add(CLI::App* app, bool withModel = true) {
-    app->add_option("--topo,-t", topo, "preset (dgx-h100, pcie, cluster, host) or topology file")->capture_default_str();
+    app->add_option("--topo,-t", topo, "preset (dgx-h100, dgx-h200, dgx-a100, pcie, cluster, cluster-4nic, cluster-a100, host) or topology file")->capture_default_str();
     app->add_option("-g,--nranks", nranks, "ranks (default: the topology's)")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("--nodes", nodes, "cluster: nodes")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("--gpus", gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
@@ -67,7 +68,7 @@ struct Common {
                     "channels per plan (default: the topology's; cluster: one per GPU of a node, else 1)")
         ->check(CLI::Range(1, plan::kMaxChannels));
     app->add_option_function<std::string>("--protocol", [this](const std::string& p) { protocol = parseProtocolChoice(p); },
-                                          "ll, simple or auto (default: auto, the faster for the whole call; "
+                                          "ll, ll128, simple or auto (default: auto, the fastest for the whole call; "
                                           "every message of a call takes one)");
     app->add_option("-J,--json", json, "write JSON results to this file");
   }
@@ -115,6 +116,42 @@ struct CollectiveCmd {
   bool links = false;
 };
 
+// --algo nccl: NCCL's pick per size (its tuner's model, nccl_tuner.h) and our prediction of that pick.
+int runNcclComparison(Collective c, const CollectiveCmd& cmd, const Topology& topo, const std::vector<Bytes>& sizes) {
+  const int p = topo.nranks();
+  const std::int64_t e = cmd.common.elemSize();
+  const Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
+                          .root = cmd.common.root, .channels = cmd.common.channels};
+  const NcclGraph g = ncclGraphOf(topo, p);
+  std::cout << fmt::format("# cclab-sim: {} on {} ({} ranks, {} node(s)): NCCL's tuner model (its latency and bandwidth tables,\n"
+                           "# src/graph/tuning.cc; graph: {} channels of {:.1f} GB/s) against our {} of the same algorithm and protocol (nvls: analytic)\n",
+                           plan::name(c), topo.spec().name, p, g.nodes, g.channels, g.nodes <= 2 ? g.bwIntra : g.bwInter,
+                           name(cmd.common.model));
+  std::cout << fmt::format("# {:>10} {:>10} {:>7} {:>12} {:>12} {:>12} {:>8} {:>7}\n", "size", "nccl algo", "proto", "nccl us",
+                           "ours us", "ours algo", "ours/nccl", "busbw");
+  nlohmann::json rows = nlohmann::json::array();
+  for (const NcclComparison& r : compareWithNccl(predict, c, p, e, sizes)) {
+    const std::string ours = r.ours ? fmt::format("{:.2f}", r.ours->time) : "-";
+    const std::string ratio = r.ours ? fmt::format("{:.2f}", r.ours->time / r.nccl.time) : "-";
+    const double busbw = r.ours ? makeRow(c, p, r.size, e, r.ours->time).busbw : 0.0;
+    std::cout << fmt::format("  {:>10} {:>10} {:>7} {:>12.2f} {:>12} {:>12} {:>8} {:>7.2f}\n", r.size, name(r.nccl.algorithm),
+                             name(r.nccl.protocol), r.nccl.time, ours, r.ours ? r.ourAlgorithm : "-", ratio, busbw);
+    nlohmann::json row = {{"size", r.size}, {"nccl_algo", name(r.nccl.algorithm)}, {"nccl_protocol", name(r.nccl.protocol)},
+                          {"nccl_time_us", r.nccl.time}, {"nccl_latency_us", r.nccl.latency},
+                          {"nccl_algbw", r.nccl.algBandwidth}};
+    if (r.ours) {
+      row["ours_algo"] = r.ourAlgorithm;
+      row["ours_time_us"] = r.ours->time;
+      row["ours_protocol"] = name(r.ours->protocol);
+    }
+    rows.push_back(row);
+  }
+  if (!cmd.common.json.empty())
+    writeJson(cmd.common.json, {{"command", "nccl"}, {"collective", plan::name(c)}, {"topology", topo.spec().name}, {"nranks", p},
+                                {"nodes", g.nodes}, {"channels", g.channels}, {"model", name(cmd.common.model)}, {"rows", rows}});
+  return 0;
+}
+
 int runCollective(Collective c, const CollectiveCmd& cmd) {
   checkOutput(cmd.common.json, "-J");
   checkOutput(cmd.trace, "--trace");
@@ -126,6 +163,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
   if (rooted && (cmd.common.root < 0 || cmd.common.root >= p)) throw InvalidArgument("-r/--root must be a rank in 0.." + std::to_string(p - 1));
   const auto sizes = sizeSweep(cmd.minBytes, cmd.maxBytes, cmd.factor, cmd.increment);
   nlohmann::json all = nlohmann::json::array();
+  if (cmd.algo == "nccl") return runNcclComparison(c, cmd, topo, sizes);
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algo)) {
     algos.push_back(parseSimAlgorithm(text));
@@ -486,7 +524,7 @@ int main(int argc, char** argv) {
     auto* sub = app.add_subcommand(colls[i].name, fmt::format("predict {} in all_reduce_perf's format", colls[i].name));
     auto& c = collCmds[i];
     c.common.add(sub);
-    sub->add_option("--algo,-a", c.algo, "algorithm(s), comma separated: " + algorithmNames())->capture_default_str();
+    sub->add_option("--algo,-a", c.algo, "algorithm(s), comma separated: " + algorithmNames() + "; or nccl: NCCL's tuner pick against ours")->capture_default_str();
     sub->add_option("-b,--minbytes", c.minBytes, "smallest size (K/M/G)")->capture_default_str();
     sub->add_option("-e,--maxbytes", c.maxBytes, "largest size (K/M/G)")->capture_default_str();
     sub->add_option("-f,--stepfactor", c.factor, "multiply the size by this each step")->capture_default_str();
@@ -554,7 +592,7 @@ int main(int argc, char** argv) {
   std::int64_t benchMaxOpSlices = kMaxReplayOpSlices;
   ProtocolChoice benchProtocol = ProtocolChoice::Auto;
   benchApp->add_option_function<std::string>("--protocol", [&](const std::string& p) { benchProtocol = parseProtocolChoice(p); },
-                                             "ll, simple or auto (default: auto, a run per protocol)");
+                                             "ll, ll128, simple or auto (default: auto, a run per protocol)");
   benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 

@@ -33,6 +33,7 @@ plan::PlanShape Predictor::shape() const {
 Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
   const plan::PlanShape sh = shape();
+  if (a == SimAlgorithm::Nvls) return predictNvls(topo, p, count * elemSize, protocol);
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
   if (modelFor(a) == Model::Analytic) {
     // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
@@ -73,9 +74,27 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
   return out;
 }
 
+Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice protocol) {
+  const TopologySpec& s = topo.spec();
+  if (s.nvlsBandwidth <= 0)
+    throw InvalidArgument("--algo nvls: topology '" + s.name + "' has no NVLS (its nvls_gbps is 0: the switch does not reduce)");
+  const std::vector<Protocol> candidates = protocolCandidates(s, protocol, kNvlsProtocols);
+  if (s.kind == TopologyKind::Cluster && p > s.gpusPerNode) {  // several nodes: NVLS in each, a ring across
+    if (p % s.gpusPerNode != 0)
+      throw InvalidArgument("--algo nvls: " + std::to_string(p) + " ranks are not whole nodes of " + std::to_string(s.gpusPerNode));
+    const HierarchicalParams h = hierarchicalParams(topo, 1);  // α per traversal, one GPU's share of the NICs
+    return {nvlsAllReduceAcross(s.gpusPerNode, p / s.gpusPerNode, bytes, h.intra, h.inter, s.nvlsBandwidth), candidates.front()};
+  }
+  // A GPU's port: the ring pattern has one flow in and one out per port (α: a GPU-to-GPU route).
+  const CostParams k = effectiveParams(topo, plan::Collective::AllReduce, plan::Algorithm::Ring, p);
+  // The form counts its own latency traversals (a reduce round trip and a Simple store), so α is the
+  // route's one-traversal latency here, not withProtocol's.
+  return {nvlsAllReduce(p, bytes, k, s.nvlsBandwidth), candidates.front()};
+}
+
 std::string ranAlgorithmName(plan::Collective c, SimAlgorithm a) {
   const SimAlgorithmInfo& info = infoOf(a);
-  return info.hierarchical ? info.name : std::string(plan::name(plan::generatedAlgorithm(c, info.planAlgorithm)));
+  return info.hierarchical || a == SimAlgorithm::Nvls ? info.name : std::string(plan::name(plan::generatedAlgorithm(c, info.planAlgorithm)));
 }
 
 }  // namespace cclab::sim

@@ -47,6 +47,11 @@ struct Predictor {
   }
 };
 
+// NVLS allreduce of `bytes` on p ranks (analytic_nvls.cc): one NVSwitch node, or whole nodes of a
+// cluster (NVLS in each node, a ring across nodes); Simple only (a forced LL or LL128 is refused);
+// InvalidArgument on a topology without NVLS.
+Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice protocol);
+
 // The name of the algorithm really run for `a` on c: Broadcast and Reduce run "dbtree" as the plain
 // tree and "ring" as the chain (plan::generatedAlgorithm), so the tables say "tree" and "chain".
 std::string ranAlgorithmName(plan::Collective c, SimAlgorithm a);

@@ -10,7 +10,7 @@
 
 namespace cclab::sim {
 
-std::vector<std::string> presetNames();  // dgx-h100, pcie, cluster, host
+std::vector<std::string> presetNames();  // dgx-h100, dgx-h200, dgx-a100, pcie, cluster, cluster-4nic, cluster-a100, host
 std::optional<TopologySpec> findPreset(const std::string& name);
 
 }  // namespace cclab::sim

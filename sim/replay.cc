@@ -161,10 +161,15 @@ class Engine {
       const Route route = topo_.routesFrom(topo_.rankNode(src), {dst}).front();
       c.routeBegin = static_cast<int>(routeRes_.size());
       c.latency = route.latency;
+      bool nic = false;
       for (int id : route.resources) {
         routeRes_.push_back(id);
-        if (topo_.isNic(id)) crossesNic_[static_cast<std::size_t>(src)] = crossesNic_[static_cast<std::size_t>(dst)] = 1;
+        nic = nic || topo_.isNic(id);
       }
+      // A message that crosses a NIC waits for the host proxy to post it (compute.proxy_us), once per
+      // traversal of the protocol like the route's latency (NCCL's tuner charges its net overhead 3x on
+      // Simple: src/graph/tuning.cc, getNetOverhead and its use).
+      if (nic) c.latency += topo_.spec().compute.proxyLatency;
       c.routeEnd = static_cast<int>(routeRes_.size());
       conns_.push_back(std::move(c));
     }
@@ -217,9 +222,8 @@ class Engine {
     net_ = FlowNetwork(resBeta_, routeRes_, opt_.sharing, FlowSchedule::Caller);
     result_.busy.assign(res.size(), 0.0);
     result_.bytes.assign(res.size(), 0);
-    crossesNic_.assign(static_cast<std::size_t>(info_.nranks), 0);
-    // Every connection with its route, before the run: a rank's start-up depends on whether one of its
-    // messages crosses a NIC. The source lists each rank's connections (plan::OpSource::links).
+    // Every connection with its route, before the run. The source lists each rank's connections
+    // (plan::OpSource::links).
     for (int r = 0; r < info_.nranks; ++r)
       for (const plan::PeerLink& l : source_.links(r)) {
         if (l.peer < 0 || l.peer >= info_.nranks || l.peer == r)
@@ -514,9 +518,8 @@ class Engine {
       agentOf_.assign(static_cast<std::size_t>(n) * nch_, -1);
     }
     for (int r = 0; r < n; ++r) {
-      // Start-up (topology.h ComputeParams): the launch, and the NIC proxy where the rank uses a NIC.
-      const auto& compute = topo_.spec().compute;
-      Micros start = compute.launchLatency + (crossesNic_[static_cast<std::size_t>(r)] ? compute.proxyLatency : 0.0);
+      // Start-up (topology.h ComputeParams): the launch (the NIC proxy is paid per message: connectionId).
+      Micros start = topo_.spec().compute.launchLatency;
       for (const Straggler& s : opt_.stragglers)
         if (s.rank == r) start += std::chrono::duration<Micros, std::micro>(s.startDelay).count();
       result_.finish[r] = start;
@@ -586,7 +589,6 @@ class Engine {
   std::vector<int> routeRes_;
   std::vector<MicrosPerByte> resBeta_;
   FlowNetwork net_;
-  std::vector<char> crossesNic_;  // per rank: does one of its messages cross a NIC (start-up pays proxy_us)
   // Agents: one per (rank, channel with ops): its rank, its cursor, the connections it used, its clock.
   std::vector<int> agentRank_;
   std::vector<Cursor> cursor_;

@@ -22,14 +22,15 @@
 //    until then it waits, and is woken when the other agent passes it. An unmet dep is a deadlock.
 //  - Protocols (protocol.h): where the topology enables LL (TopologySpec::llProtocol), every message of
 //    the call takes one protocol: LL (one traversal, resources held 1/kLLEfficiency as long) or Simple
-//    (three traversals, full bandwidth). ReplayOptions::protocol forces one; auto replays the schedule
-//    under both, side by side in simulated time, and reports the faster (ties: Simple). Once one run
+//    (three traversals, full bandwidth), and LL128 where the topology enables it (kLL128LatencyTraversals,
+//    held 128/120 as long). ReplayOptions::protocol forces one; auto replays the schedule under each
+//    (two or three), side by side in simulated time, and reports the fastest (ties: Simple). Once one run
 //    finishes the other is abandoned as soon as its clock passes that finish (it can no longer win),
 //    so auto costs the winner's run plus the loser's up to the winner's finish: from little more than
 //    one replay (protocols far apart) to two (close); ReplayResult::stepsAllRuns counts them. Both
 //    runs' state is held at once (twice a replay's memory; the topology is shared).
-//  - Start-up: every rank starts compute.launch_us late, plus compute.proxy_us when one of its
-//    messages crosses a NIC.
+//  - Start-up: every rank starts compute.launch_us late; every message that crosses a NIC waits
+//    compute.proxy_us more per latency traversal (the host proxy posts it).
 //  - Stragglers: a start delay, a compute and a link slowdown per rank (cclab::Straggler), and a
 //    slowdown per resource.
 // With no contention this makes the finish time the longest path through the plan's dependencies,

@@ -96,6 +96,14 @@ void checkSpec(const TopologySpec& s) {
     if (!(c.efficiency >= kMinProtocolEfficiency && c.efficiency <= 1))
       fail("classes." + name + ".efficiency", "must be in " + fmtNumber(kMinProtocolEfficiency) + "..1 (got " + fmtNumber(c.efficiency) + ")");
   }
+  if (s.ll128Protocol && !s.llProtocol) fail("ll128_protocol", "needs ll_protocol true (LL128 is the third protocol of a GPU topology)");
+  if (s.computeCapability < 0 || s.computeCapability > 200)
+    fail("compute_capability", "must be in 0..200 (the SM version x10, e.g. 90; 0: unknown) (got " + std::to_string(s.computeCapability) + ")");
+  if (s.ll128Protocol && s.computeCapability > 0 && s.computeCapability < 70)
+    fail("ll128_protocol", "needs compute_capability >= 70 (NCCL runs LL128 on Volta and later only)");
+  physicalBandwidth("nvls_gbps", s.nvlsBandwidth);
+  if (s.nvlsBandwidth > 0 && s.kind != TopologyKind::Switch && s.kind != TopologyKind::Cluster)
+    fail("nvls_gbps", "needs kind 'switch' or 'cluster' (NVLS reduces in an NVSwitch)");
   if (s.channels < 0 || s.channels > 64) fail("channels", "must be in 0..64 (0: the topology's default) (got " + std::to_string(s.channels) + ")");
   std::set<std::string> linkClasses;
   for (const auto& c : requiredLinkClasses(s.kind)) linkClasses.insert(c);

@@ -73,6 +73,17 @@ struct LinkClass {
 // (β: the route's bottleneck, L: its latency); where messages share a link LL's longer hold counts too.
 inline constexpr double kLLEfficiency = 0.5;
 inline constexpr double kSimpleLatencyTraversals = 3;
+//  - LL128 (where TopologySpec::ll128Protocol enables it): every 128-byte line carries 120 bytes of
+//    data and an 8-byte flag (NCCL src/include/device.h: NCCL_LL128_LINESIZE 128, NCCL_LL128_DATAELEMS
+//    15 of 16 8-byte words), so resources are held 128/120 as long as the bytes need, and the
+//    receiver polls the data itself, as with LL. Its latency lies between LL's and Simple's: NCCL's
+//    tuner (src/graph/tuning.cc, hwLatencies, NVLink ring: LL 0.6, LL128 1.9, Simple 3.4 µs per step)
+//    puts it (1.9-0.6)/(3.4-0.6) = 0.46 of the way from LL to Simple; in traversals,
+//    1 + 0.46·(kSimpleLatencyTraversals - 1) = 1.93. Per message on an idle route LL128 beats Simple
+//    while bytes·β·(128/120 - 1) < 1.07·L (NVLink, L = 0.7 µs, 423 GB/s: below ~4.7 MB) and LL while
+//    bytes·β·(2 - 128/120) < 0.93·L (~300 KB).
+inline constexpr double kLL128Efficiency = 120.0 / 128.0;
+inline constexpr double kLL128LatencyTraversals = 1 + (1.9 - 0.6) / (3.4 - 0.6) * (kSimpleLatencyTraversals - 1);
 
 // Per-rank compute: the reduction of a received slice and a local copy are charged to the rank.
 struct ComputeParams {
@@ -82,8 +93,8 @@ struct ComputeParams {
   Micros wakeLatency = 0;    // host kind, more ranks than cores: a waiting thread is woken by the OS,
                              // which adds this to every message (a futex wake and a context switch)
   Micros launchLatency = 0;  // start-up of every collective on every rank (a kernel launch)
-  Micros proxyLatency = 0;   // more start-up for a rank whose messages cross a NIC (class "nic"): the
-                             // host proxy that drives the NIC has to see the work first
+  Micros proxyLatency = 0;   // more latency for every message that crosses a NIC (class "nic"), per
+                             // latency traversal: the host proxy that drives the NIC has to post it
   friend bool operator==(const ComputeParams&, const ComputeParams&) = default;
 };
 
@@ -114,6 +125,12 @@ struct TopologySpec {
   int gpusPerSwitch = 0;   // pcie
   double protocolEfficiency = 1.0;  // multiplies every bandwidth (a topology-wide factor; presets: 1)
   bool llProtocol = false;          // calls take LL or Simple (above; false: neither is modelled)
+  bool ll128Protocol = false;       // calls may also take LL128 (needs llProtocol; NCCL enables it on
+                                    // sm_70+ over NVLink only: src/graph/tuning.cc, the LL128 enable rule)
+  GBps nvlsBandwidth = 0;           // NVLink SHARP (NVSwitch 3+): the in-switch allreduce rate of a node
+                                    // (bytes of the vector per second); 0: the switch cannot reduce (no NVLS)
+  int computeCapability = 0;        // the GPUs' SM version x10+minor (80 A100, 90 H100/H200; 0: not a GPU
+                                    // or unknown): NCCL's tuner tables are per architecture (nccl_tuner.h)
   int channels = 0;                 // channels of the plans made for it; 0: defaultChannels()
   std::map<std::string, LinkClass> classes;
   ComputeParams compute;

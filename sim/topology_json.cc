@@ -66,7 +66,7 @@ void onlyKeys(const json& obj, const std::string& where, std::initializer_list<c
 TopologySpec parseTopology(const json& j) {
   if (!j.is_object()) throw TopologyError("topology must be a JSON object");
   onlyKeys(j, "", {"name", "kind", "ranks", "nodes", "gpus_per_node", "nics_per_node", "gpus_per_switch",
-                   "protocol_efficiency", "ll_protocol", "channels", "classes", "compute", "links", "comment"});
+                   "protocol_efficiency", "ll_protocol", "ll128_protocol", "compute_capability", "nvls_gbps", "channels", "classes", "compute", "links", "comment"});
   TopologySpec s;
   const std::string kind = getString(j, "kind", "kind", true);
   s.kind = parseTopologyKind(kind);
@@ -90,6 +90,12 @@ TopologySpec parseTopology(const json& j) {
     if (!ll->is_boolean()) bad("ll_protocol", "must be true or false (got " + ll->dump() + ")");
     s.llProtocol = ll->get<bool>();
   }
+  if (const json* ll = member(j, "ll128_protocol")) {
+    if (!ll->is_boolean()) bad("ll128_protocol", "must be true or false (got " + ll->dump() + ")");
+    s.ll128Protocol = ll->get<bool>();
+  }
+  s.computeCapability = getInt(j, "compute_capability", "compute_capability", false, 0);
+  s.nvlsBandwidth = getNumber(j, "nvls_gbps", "nvls_gbps", false, 0.0);
   s.channels = getInt(j, "channels", "channels", false, 0);
   const json* classes = member(j, "classes");
   if (!classes) bad("classes", "is missing");
@@ -173,6 +179,9 @@ json toJson(const TopologySpec& s) {
   if (s.kind == TopologyKind::Pcie) j["gpus_per_switch"] = s.gpusPerSwitch;
   j["protocol_efficiency"] = s.protocolEfficiency;
   if (s.llProtocol) j["ll_protocol"] = true;
+  if (s.ll128Protocol) j["ll128_protocol"] = true;
+  if (s.computeCapability > 0) j["compute_capability"] = s.computeCapability;
+  if (s.nvlsBandwidth > 0) j["nvls_gbps"] = s.nvlsBandwidth;
   if (s.channels > 0) j["channels"] = s.channels;
   json classes = json::object();
   for (const auto& [name, c] : s.classes) {

@@ -1,6 +1,8 @@
 // The cclab-sim executable: usage errors exit 2 with one line naming the problem.
 #include <gtest/gtest.h>
 
+#include <nlohmann/json.hpp>
+
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
@@ -160,24 +162,49 @@ TEST(Cli, RunawayGuardsStateTheirLimitInOneLine) {
   }
 }
 
-// --protocol: ll, simple or auto (the default); every prediction says which protocol the call took.
+// --algo nccl prints, per size, NCCL's pick with its model's time and ours beside it; -J has both.
+TEST(Cli, AlgoNcclPrintsNcclsTimeBesideOurs) {
+  const auto path = std::filesystem::temp_directory_path() / "cclab_sim_cli_nccl.json";
+  const CliRun r = run("allreduce --topo dgx-h200 --algo nccl -b 8 -e 1G -f 1024 -J " + path.string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("nccl us"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("ours us"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" ring      ll "), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find(" nvls  simple "), std::string::npos) << r.output;
+  std::ifstream in(path);
+  const auto j = nlohmann::json::parse(in);
+  ASSERT_EQ(j.at("rows").size(), 3U);  // 8 B, 8 KiB, 8 MiB
+  for (const auto& row : j.at("rows")) {
+    EXPECT_GT(row.at("nccl_time_us").get<double>(), 0) << row;
+    EXPECT_GT(row.at("ours_time_us").get<double>(), 0) << row;
+  }
+  std::filesystem::remove(path);
+  const CliRun host = run("allreduce --topo host --algo nccl -b 8 -e 8");
+  EXPECT_EQ(host.status, 2) << host.output;
+}
+
+// --protocol: ll, ll128, simple or auto (the default); every prediction says which protocol the call took.
 TEST(Cli, ProtocolIsChosenPerCallAndReported) {
-  const CliRun bad = run("allreduce --protocol ll128 -b 8 -e 8");
+  const CliRun bad = run("allreduce --protocol ll64 -b 8 -e 8");
   EXPECT_EQ(bad.status, 2);
-  EXPECT_NE(bad.output.find("--protocol must be ll, simple or auto"), std::string::npos) << bad.output;
+  EXPECT_NE(bad.output.find("--protocol must be ll, ll128, simple or auto"), std::string::npos) << bad.output;
+  const CliRun noLL128 = run("allreduce --topo pcie --protocol ll128 -b 8 -e 8");  // PCIe: NCCL runs no LL128
+  EXPECT_EQ(noLL128.status, 2) << noLL128.output;
+  EXPECT_NE(noLL128.output.find("does not run it"), std::string::npos) << noLL128.output;
   const CliRun host = run("allreduce --topo host --protocol simple -b 8 -e 8");  // ll_protocol false
   EXPECT_EQ(host.status, 2);
   EXPECT_EQ(std::count(host.output.begin(), host.output.end(), '\n'), 1) << host.output;
-  // dgx-h100: 8 bytes is an LL call, 128 MiB a Simple one.
+  // dgx-h100: 1 MiB is an LL call, 32 MiB an LL128 one, 1 GiB a Simple one.
   const auto path = std::filesystem::temp_directory_path() / "cclab_sim_cli_protocol.json";
-  const CliRun a = run("allreduce --topo dgx-h100 -b 8 -e 128M -f 16777216 -J " + path.string());
+  const CliRun a = run("allreduce --topo dgx-h100 -b 1M -e 1G -f 32 -J " + path.string());
   ASSERT_EQ(a.status, 0) << a.output;
   EXPECT_NE(a.output.find("protocol=auto"), std::string::npos) << a.output;
-  EXPECT_NE(a.output.find("# protocol per call: ll 8B, simple 128M"), std::string::npos) << a.output;
+  EXPECT_NE(a.output.find("# protocol per call: ll 1M, ll128 32M, simple 1G"), std::string::npos) << a.output;
   std::ifstream in(path);
   const std::string json((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
   EXPECT_NE(json.find("\"protocol\": \"ll\""), std::string::npos) << json;
   EXPECT_NE(json.find("\"protocol\": \"simple\""), std::string::npos) << json;
+  EXPECT_NE(json.find("\"protocol\": \"ll128\""), std::string::npos) << json;
   std::filesystem::remove(path);
   const CliRun forced = run("allreduce --topo dgx-h100 -b 8 -e 128M -f 16777216 --protocol ll");
   ASSERT_EQ(forced.status, 0) << forced.output;

@@ -3,6 +3,9 @@
 // an idle route still takes Simple when its channels share a NIC and Simple finishes it sooner.
 #include <gtest/gtest.h>
 
+#include <limits>
+#include <map>
+
 #include <string>
 
 #include "collectives/core/errors.h"
@@ -41,6 +44,7 @@ TopologySpec oneNicCluster() {
   TopologySpec s = resized(*findPreset("cluster"), 0, 2, 8);
   s.name = "cluster-1nic";
   s.nicsPerNode = 1;
+  s.ll128Protocol = false;  // the LL-vs-Simple question on its own (LL128: tests/sim/nccl_test.cc)
   return s;
 }
 
@@ -50,13 +54,23 @@ TEST(Protocol, ChoicesParseAndForcedOnesNeedATopologyWithProtocols) {
   EXPECT_EQ(parseProtocolChoice("auto"), ProtocolChoice::Auto);
   EXPECT_EQ(parseProtocolChoice("ll"), ProtocolChoice::LL);
   EXPECT_EQ(parseProtocolChoice("simple"), ProtocolChoice::Simple);
-  EXPECT_THROW(parseProtocolChoice("LL128"), InvalidArgument);
+  EXPECT_THROW(parseProtocolChoice("LL64"), InvalidArgument);
   const TopologySpec host = *findPreset("host");  // ll_protocol false
   EXPECT_EQ(protocolCandidates(host, ProtocolChoice::Auto), std::vector<Protocol>{Protocol::None});
   EXPECT_THROW(protocolCandidates(host, ProtocolChoice::LL), InvalidArgument);
   EXPECT_THROW(protocolCandidates(host, ProtocolChoice::Simple), InvalidArgument);
   const TopologySpec dgx = *findPreset("dgx-h100");
-  EXPECT_EQ(protocolCandidates(dgx, ProtocolChoice::Auto), (std::vector<Protocol>{Protocol::Simple, Protocol::LL}));
+  EXPECT_EQ(protocolCandidates(dgx, ProtocolChoice::Auto),
+            (std::vector<Protocol>{Protocol::Simple, Protocol::LL128, Protocol::LL}));
+  EXPECT_EQ(parseProtocolChoice("ll128"), ProtocolChoice::LL128);
+  // PCIe: NCCL runs no LL128 there; a forced one is refused, auto never tries it.
+  const TopologySpec pcie = *findPreset("pcie");
+  EXPECT_EQ(protocolCandidates(pcie, ProtocolChoice::Auto), (std::vector<Protocol>{Protocol::Simple, Protocol::LL}));
+  EXPECT_THROW(protocolCandidates(pcie, ProtocolChoice::LL128), InvalidArgument);
+  // An algorithm NCCL runs with Simple only (NVLS): auto tries Simple alone, a forced LL or LL128 is refused.
+  EXPECT_EQ(protocolCandidates(dgx, ProtocolChoice::Auto, kNvlsProtocols), std::vector<Protocol>{Protocol::Simple});
+  EXPECT_THROW(protocolCandidates(dgx, ProtocolChoice::LL, kNvlsProtocols), InvalidArgument);
+  EXPECT_THROW(protocolCandidates(dgx, ProtocolChoice::LL128, kNvlsProtocols), InvalidArgument);
   EXPECT_EQ(protocolCandidates(dgx, ProtocolChoice::LL), std::vector<Protocol>{Protocol::LL});
   // Without protocols the replay reports None and a forced one is refused.
   const Topology t(host);
@@ -73,7 +87,7 @@ TEST(Protocol, AutoIsNeverSlowerThanEitherForcedProtocol) {
                         {"pcie", 0, SimAlgorithm::HalvingDoubling}, {"cluster", 2, SimAlgorithm::Ring},
                         {"cluster", 2, SimAlgorithm::DoubleBinaryTree}, {"cluster", 2, SimAlgorithm::HierarchicalRing},
                         {"cluster", 3, SimAlgorithm::HierarchicalRing}};
-  int llWins = 0, simpleWins = 0;
+  std::map<Protocol, int> wins;
   for (const Case& c : cases) {
     const Topology topo = topologyOf(c);
     for (Model m : {Model::Replay, Model::Analytic})
@@ -81,29 +95,32 @@ TEST(Protocol, AutoIsNeverSlowerThanEitherForcedProtocol) {
         Predictor p{.topo = topo, .model = m};
         const std::int64_t count = size / 4;
         const Prediction autoP = p.predict(Collective::AllReduce, c.algo, topo.nranks(), count);
-        p.protocol = ProtocolChoice::LL;
-        const Prediction ll = p.predict(Collective::AllReduce, c.algo, topo.nranks(), count);
-        p.protocol = ProtocolChoice::Simple;
-        const Prediction simple = p.predict(Collective::AllReduce, c.algo, topo.nranks(), count);
         const std::string what = label(c, m, size);
-        EXPECT_EQ(ll.protocol, Protocol::LL) << what;
-        EXPECT_EQ(simple.protocol, Protocol::Simple) << what;
-        EXPECT_LE(autoP.time, ll.time) << what;
-        EXPECT_LE(autoP.time, simple.time) << what;
-        EXPECT_EQ(autoP.time, std::min(ll.time, simple.time)) << what;  // the same computation, bit for bit
-        EXPECT_EQ(autoP.protocol, ll.time < simple.time ? Protocol::LL : Protocol::Simple) << what;
-        (autoP.protocol == Protocol::LL ? llWins : simpleWins)++;
+        Prediction best{std::numeric_limits<Micros>::infinity(), Protocol::None};
+        for (Protocol pr : protocolCandidates(topo.spec(), ProtocolChoice::Auto)) {  // Simple first: ties go to it
+          p.protocol = pr == Protocol::LL ? ProtocolChoice::LL : pr == Protocol::LL128 ? ProtocolChoice::LL128 : ProtocolChoice::Simple;
+          const Prediction forced = p.predict(Collective::AllReduce, c.algo, topo.nranks(), count);
+          EXPECT_EQ(forced.protocol, pr) << what;
+          EXPECT_LE(autoP.time, forced.time) << what;
+          if (forced.time < best.time) best = forced;
+        }
+        EXPECT_EQ(autoP.time, best.time) << what;  // the same computation, bit for bit
+        EXPECT_EQ(autoP.protocol, best.protocol) << what;
+        wins[autoP.protocol]++;
       }
   }
-  EXPECT_GT(llWins, 0);
-  EXPECT_GT(simpleWins, 0);
+  EXPECT_GT(wins[Protocol::LL], 0);
+  EXPECT_GT(wins[Protocol::LL128], 0);
+  EXPECT_GT(wins[Protocol::Simple], 0);
 }
 
 // The replay's auto runs both protocols side by side and abandons the loser once it passes the
 // winner's finish: where one protocol is far slower, auto runs fewer op-slices than the two forced
 // runs together, whichever wins, and reports the winner's own run.
 TEST(Protocol, ReplayAbandonsTheLosingRun) {
-  const Topology topo(*findPreset("dgx-h100"));
+  TopologySpec spec = *findPreset("dgx-h100");
+  spec.ll128Protocol = false;  // two runs (with LL128, three: the same rule)
+  const Topology topo(spec);
   for (std::int64_t count : {std::int64_t{1} << 24, std::int64_t{1024}}) {  // 64 MiB: Simple; 4 KiB: LL
     const auto pl = plan::allReduceRing(8, count);
     const ReplayResult a = replay(pl, topo), s = replay(pl, topo, {.protocol = ProtocolChoice::Simple}),
