@@ -79,9 +79,10 @@ def test_summary_has_every_cell_filled(full_run):
         float(r[3]), float(r[4]), float(r[5]), float(r[6])  # measured numbers, not placeholders
     ring = [r for r in rows if r[1] == "ring"]
     assert all(re.fullmatch(r"\d+%", r[8]) for r in ring), ring
-    # 6 algorithms x 3 orders, and the plan-v2 checks: 5 algorithms x channels {1, 4} (one order here)
-    # and the checked headline: ring x events and ring x ll at the size the targets read
-    assert re.search(r"^#wrong: all 0 over 30 checked runs", summary, re.M), summary
+    # 6 algorithms x 3 orders, and the plan-v2 checks: 6 algorithms (ring, tree, dbtree, hier, oneshot,
+    # twoshot) x channels {1, 4} (one order here), and the checked headline: ring x events and ring x ll
+    # at the size the targets read
+    assert re.search(r"^#wrong: all 0 over 32 checked runs", summary, re.M), summary
     assert re.search(r"^  K=2 ring events: #wrong 0, busbw \d+\.\d GB/s", summary, re.M), summary
     assert re.search(r"^  K=2 ring ll: #wrong 0, busbw \d+\.\d GB/s", summary, re.M), summary
     assert re.search(r"^targets .*: (met|MISSED)\).*: (met|MISSED)\)$", summary, re.M), summary
