@@ -126,3 +126,18 @@ def test_real_cclab_sim_output(tmp_path):
     assert run_script("sim_busbw.py", "--predicted", pred, "-o", tmp_path / "a.png").returncode == 0
     assert run_script("sim_scaling.py", scale, "-o", tmp_path / "b.png").returncode == 0
     assert run_script("sim_crossover.py", scale, "-o", tmp_path / "c.png").returncode == 0
+
+
+def test_scaling_panels_one_per_file(tmp_path):
+    a = write(tmp_path, "a.json", scale_json())
+    b = write(tmp_path, "b.json", dict(scale_json(), topology="cluster-4nic"))
+    out = tmp_path / "panels.png"
+    r = run_script("sim_scaling_panels.py", a, b, "--titles", "8 NICs", "4 NICs", "-o", out)
+    assert r.returncode == 0, r.stderr
+    assert is_png(out)
+    r = run_script("sim_scaling_panels.py", a, b, "--titles", "one", "-o", tmp_path / "x.png")
+    assert r.returncode == 2 and "2 files" in r.stderr
+    bad = write(tmp_path, "bad.json", perf_json(True))
+    r = run_script("sim_scaling_panels.py", a, bad, "-o", tmp_path / "y.png")
+    assert r.returncode != 0 and "rows" in r.stderr
+    assert not (tmp_path / "y.png").exists()
