@@ -15,36 +15,19 @@
 #include <sstream>
 
 #include "collectives/core/errors.h"
+#include "tests/support/temp_dir.h"
 
 namespace cclab::conventions {
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cclab-out-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+using cclab::testing::entries;
+using cclab::testing::slurp;
+
+struct TempDir : cclab::testing::TempDir {
+  TempDir() : cclab::testing::TempDir("cclab-out") {}
 };
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::size_t entries(const fs::path& dir) {
-  std::size_t n = 0;
-  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir)) ++n;
-  return n;
-}
 
 TEST(OutputFile, WritesAndReplacesWhole) {
   TempDir d;

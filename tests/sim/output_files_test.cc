@@ -18,21 +18,17 @@
 
 #include "sim/presets.h"
 #include "sim/topology_json.h"
+#include "tests/support/temp_dir.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 
-struct TempDir {
-  fs::path path;
-  TempDir() {
-    std::string tmpl = (fs::temp_directory_path() / "cclab-sim-out-XXXXXX").string();
-    path = ::mkdtemp(tmpl.data());
-  }
-  ~TempDir() {
-    std::error_code ec;
-    fs::remove_all(path, ec);
-  }
+using cclab::testing::entries;
+using cclab::testing::slurp;
+
+struct TempDir : cclab::testing::TempDir {
+  TempDir() : cclab::testing::TempDir("cclab-sim-out") {}
 };
 
 struct SimRun {
@@ -51,19 +47,6 @@ SimRun sim(const std::string& args, const std::string& prefix = "") {
   const int st = pclose(f);
   r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
   return r;
-}
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-std::size_t entries(const fs::path& dir) {
-  std::size_t n = 0;
-  for ([[maybe_unused]] auto& e : fs::directory_iterator(dir)) ++n;
-  return n;
 }
 
 // 512-byte blocks: a 4 KiB limit, far below the 4M run's trace; SIGXFSZ ignored so write() fails.
