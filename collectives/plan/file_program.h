@@ -1,0 +1,53 @@
+// What both algorithm-file readers build before it becomes a unit plan (internal to collectives/plan;
+// algorithm_file.h): per GPU, threadblocks of steps, each step one or two ops (a receive, then a send
+// of what it wrote), with MSCCL's dependency on one step of another threadblock.
+//
+// toAlgorithmFile orders the steps of every (rank, channel) by running the whole program once with
+// one message in flight per connection, as the plan's executors may run it (so a program that would
+// deadlock is refused), gives the ops phases where the file has none (validate.h's rules: send and
+// receive of a message share a phase; ops of a phase that touch the same elements start at the same
+// element), and validates the result.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "collectives/plan/algorithm_file.h"
+
+namespace cclab::plan::files {
+
+struct Step {
+  std::vector<Op> ops;  // 0 (nop), 1, or 2 (receive, then send); channel and phase are set by the program
+  int depTb = -1;       // waits for step depStep of threadblock depTb of the same GPU (-1: none)
+  int depStep = -1;
+  int phase = -1;       // -1: toAlgorithmFile chooses
+  std::string where;    // "gpu 3 tb 2 step 5", for errors
+};
+
+struct Threadblock {
+  int channel = 0;
+  std::vector<Step> steps;
+};
+
+struct Program {
+  std::string name;
+  Collective collective = Collective::AllReduce;
+  int nranks = 0;
+  std::int64_t unitCount = 0;  // chunks per rank buffer (see algorithm_file.h)
+  std::int64_t scratchChunks = 0;
+  int root = 0;
+  int ranksPerNode = 0;
+  int nphases = 1;  // at least this many phases (a plan may declare phases it leaves empty)
+  bool inPlaceOnly = false;  // every range names the input buffer, which is also the output (allreduce-like)
+  std::vector<std::vector<Threadblock>> gpus;  // gpus[rank][tb]
+  std::vector<PhaseDep> deps;                  // from the file (cclab's extension), else none
+};
+
+AlgorithmFile toAlgorithmFile(Program program);
+
+// Strict integer parsing for both readers: the whole text, within [lo, hi], else InvalidArgument
+// naming `what`.
+std::int64_t parseInteger(const std::string& text, std::int64_t lo, std::int64_t hi, const std::string& what);
+
+}  // namespace cclab::plan::files
