@@ -182,10 +182,51 @@ void assignPhases(Lists& lists, Collective c, std::int64_t U) {
   }
 }
 
+// See the header comment.
+void fuseLocalReduces(Program& p) {
+  for (std::size_t r = 0; r < p.gpus.size(); ++r) {
+    auto& tbs = p.gpus[r];
+    std::vector<Step*> reduces;
+    for (auto& tb : tbs)
+      for (auto& s : tb.steps)
+        if (s.localReduce) reduces.push_back(&s);
+    if (reduces.empty()) continue;
+    for (auto& tb : tbs)
+      for (auto& s : tb.steps) {
+        if (s.ops.size() != 1 || s.ops[0].kind != OpKind::Recv || s.ops[0].dst.buf != Buf::Scratch) continue;
+        const Range got = s.ops[0].dst;
+        std::vector<Step*> covering;
+        for (Step* x : reduces)
+          if (x->localReduce && x->reduceSrc.buf == Buf::Scratch && x->reduceSrc.offset >= got.offset && x->reduceSrc.end() <= got.end())
+            covering.push_back(x);
+        if (covering.empty()) continue;
+        std::sort(covering.begin(), covering.end(), [](const Step* a, const Step* b) { return a->reduceSrc.offset < b->reduceSrc.offset; });
+        const std::int64_t delta = covering.front()->reduceDst.offset - covering.front()->reduceSrc.offset;
+        std::int64_t at = got.offset;
+        bool tiles = true;
+        for (const Step* x : covering) {
+          tiles = tiles && x->reduceSrc.offset == at && x->reduceDst.buf == covering.front()->reduceDst.buf &&
+                  x->reduceDst.offset - x->reduceSrc.offset == delta && x->reduceDst.buf != Buf::Scratch;
+          at = x->reduceSrc.end();
+        }
+        if (!tiles || at != got.end())
+          throw InvalidArgument(covering.front()->where + ": its local reduce (re) and the others of " + s.where +
+                                "'s receive do not reduce the whole message into one range; cclab has no local reduce op");
+        const Range into{covering.front()->reduceDst.buf, got.offset + delta, got.count};
+        s.ops[0] = Op{OpKind::RecvReduce, s.ops[0].peer, 0, into, into};
+        for (Step* x : covering) x->localReduce = false;  // a dependency only from now on
+      }
+    for (const Step* x : reduces)
+      if (x->localReduce)
+        throw InvalidArgument(x->where + ": a local reduce (re) of a range no single receive into scratch filled; cclab has no local reduce op");
+  }
+}
+
 }  // namespace
 
 AlgorithmFile toAlgorithmFile(Program p) {
   try {
+    fuseLocalReduces(p);
     const bool one = needsOneChannel(p);
     int nchannels = 1;
     bool phasesGiven = true;

@@ -2,6 +2,12 @@
 // algorithm_file.h): per GPU, threadblocks of steps, each step one or two ops (a receive, then a send
 // of what it wrote), with MSCCL's dependency on one step of another threadblock.
 //
+// Local reduces (MSCCL's re: a receive into scratch, then a reduction of it into the data) become one
+// receive-and-reduce: a receive into scratch whose chunks are all reduced by local reduces into one
+// range of another buffer (the same offset between the two for every chunk) becomes a receive that
+// reduces into that range, at the receive's place; the local reduces become dependencies only. The
+// reduction order may then differ from MSCCL's; a local reduce of anything else is refused.
+//
 // toAlgorithmFile orders the steps of every (rank, channel) by running the whole program once with
 // one message in flight per connection, as the plan's executors may run it (so a program that would
 // deadlock is refused), gives the ops phases where the file has none (validate.h's rules: send and
@@ -22,6 +28,10 @@ struct Step {
   int depTb = -1;       // waits for step depStep of threadblock depTb of the same GPU (-1: none)
   int depStep = -1;
   int phase = -1;       // -1: toAlgorithmFile chooses
+  // MSCCL's re, MSCCL++'s reduce: dst = dst (op) src on this rank. A plan has no local reduce, so
+  // toAlgorithmFile folds it into the receive that filled src (see fuseLocalReduces) or refuses it.
+  bool localReduce = false;
+  Range reduceSrc, reduceDst;
   std::string where;    // "gpu 3 tb 2 step 5", for errors
 };
 

@@ -9,9 +9,10 @@
 //
 // Step types read: s (send src), r (receive into dst), rrc (dst = src op received), rcs (receive into
 // dst and send it on), rrcs (rrc, then send dst on), cpy (dst = src), nop (a dependency only), and
-// cclab's ra (reduceAll: dst = every rank's message reduced in rank order). Refused with their reason:
-// re (a local reduce of two buffers) and rrs (a reduction forwarded without being stored): a plan has
-// no op for either. Offsets and counts are in chunks: a rank's buffer of the collective's count has
+// cclab's ra (reduceAll: dst = every rank's message reduced in rank order), and re (dst = dst op src,
+// local) where it reduces a message received into scratch (file_program.h folds the two into one
+// receive-and-reduce). Refused with their reason: any other re, and rrs (a reduction forwarded without
+// being stored): a plan has no op for either. Offsets and counts are in chunks: a rank's buffer of the collective's count has
 // nchunksperloop chunks (allgather and reduce-scatter: nchunksperloop / ngpus per block).
 #include <pugixml.hpp>
 
@@ -193,8 +194,10 @@ AlgorithmFile importMscclXml(std::string_view text) {
         } else if (type == "ra") {
           step.ops.push_back({OpKind::ReduceAll, -1, 0, range("srcbuf", "srcoff"), range("dstbuf", "dstoff")});
         } else if (type == "nop") {
-        } else if (type == "re") {
-          throw InvalidArgument(step.where + ": type re (a local reduce of two buffers) has no cclab op; receive with rrc instead");
+        } else if (type == "re") {  // dst = dst op src, folded into the receive that filled src (file_program.h)
+          step.localReduce = true;
+          step.reduceSrc = range("srcbuf", "srcoff");
+          step.reduceDst = range("dstbuf", "dstoff");
         } else if (type == "rrs") {
           throw InvalidArgument(step.where + ": type rrs (a reduction sent on without being stored) has no cclab op; use rrcs");
         } else {

@@ -6,6 +6,8 @@
 
 #include <filesystem>
 #include <fstream>
+#include <random>
+#include <sstream>
 
 #include "collectives/core/errors.h"
 #include "collectives/plan/algorithm_file.h"
@@ -146,6 +148,48 @@ TEST(AlgorithmFile, WhatAPlanCannotExpressIsRefusedWithItsReason) {
   EXPECT_NE(refusal(twoRankFile(R"(<step s="0" type="rrc" srcbuf="i" srcoff="0" dstbuf="o" dstoff="0" cnt="2" depid="0" deps="0" hasdep="0"/>)"))
                 .find("cannot all run"),
             std::string::npos);
+}
+
+}  // namespace
+}  // namespace cclab::plan
+
+namespace cclab::plan {
+namespace {
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The public algorithms of tests/plan/algorithms (each file names the example it reproduces): they
+// import, validate, and run as valid plans at random non-power-of-two counts, on 1 and 2 channels.
+TEST(AlgorithmFile, PublicExamplesImportValidateAndRunAtAnyCount) {
+  struct Example {
+    const char* file;
+    Collective collective;
+    int nranks;
+  };
+  const Example examples[] = {{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
+                              {"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8}};
+  std::mt19937_64 rng(20261204);
+  for (const auto& e : examples) {
+    const std::string path = std::string(CCLAB_SOURCE_DIR) + "/tests/plan/algorithms/" + e.file;
+    AlgorithmFile f;
+    ASSERT_NO_THROW(f = importAlgorithm(slurp(path))) << e.file;
+    EXPECT_EQ(f.unit.collective, e.collective) << e.file;
+    EXPECT_EQ(f.unit.nranks, e.nranks) << e.file;
+    const Algorithm a = loadAlgorithmFile(path);
+    for (int i = 0; i < 3; ++i) {
+      const std::int64_t n = 1 + static_cast<std::int64_t>(rng() % 3000) * 2;  // odd: never a power of two above 1
+      for (int channels : {1, 2}) {
+        const Plan plan = makePlan(e.collective, a, e.nranks, n, 0, {channels});
+        const auto problems = validate(plan, {.sliceElems = {0, 7}});
+        EXPECT_TRUE(problems.empty()) << e.file << " n=" << n << ": " << (problems.empty() ? "" : problems.front());
+      }
+    }
+  }
 }
 
 }  // namespace
