@@ -182,14 +182,37 @@ void assignPhases(Lists& lists, Collective c, std::int64_t U) {
   }
 }
 
+// The step of `tbs` whose only op receives exactly `slot` into scratch (nullptr: none).
+Step* receiverOf(std::vector<Threadblock>& tbs, const Range& slot) {
+  for (auto& tb : tbs)
+    for (auto& s : tb.steps)
+      if (s.ops.size() == 1 && s.ops[0].kind == OpKind::Recv && s.ops[0].dst == slot) return &s;
+  return nullptr;
+}
+
 // See the header comment.
 void fuseLocalReduces(Program& p) {
   for (std::size_t r = 0; r < p.gpus.size(); ++r) {
     auto& tbs = p.gpus[r];
     std::vector<Step*> reduces;
     for (auto& tb : tbs)
-      for (auto& s : tb.steps)
+      for (auto& s : tb.steps) {
+        if (s.reduceAll) {  // every other rank's message arrived in its slot: one reduceAll here
+          std::vector<bool> from(p.gpus.size(), false);
+          for (const Range& slot : s.reduceSlots) {
+            Step* got = receiverOf(tbs, slot);
+            if (!got || from[static_cast<std::size_t>(got->ops[0].peer)])
+              throw InvalidArgument(s.where + ": a reduceAll slot is not one message of its own peer");
+            from[static_cast<std::size_t>(got->ops[0].peer)] = true;
+            got->ops.clear();
+          }
+          if (s.reduceSlots.size() + 1 != p.gpus.size())
+            throw InvalidArgument(s.where + ": a reduceAll reduces one message from every other rank");
+          s.ops = {Op{OpKind::ReduceAll, -1, 0, s.reduceOperand, s.reduceDst}};
+          s.reduceAll = false;
+        }
         if (s.localReduce) reduces.push_back(&s);
+      }
     if (reduces.empty()) continue;
     for (auto& tb : tbs)
       for (auto& s : tb.steps) {
@@ -201,24 +224,28 @@ void fuseLocalReduces(Program& p) {
             covering.push_back(x);
         if (covering.empty()) continue;
         std::sort(covering.begin(), covering.end(), [](const Step* a, const Step* b) { return a->reduceSrc.offset < b->reduceSrc.offset; });
-        const std::int64_t delta = covering.front()->reduceDst.offset - covering.front()->reduceSrc.offset;
+        const Step& first = *covering.front();
+        const std::int64_t delta = first.reduceDst.offset - first.reduceSrc.offset;
+        const std::int64_t operandDelta = first.reduceOperand.offset - first.reduceSrc.offset;
         std::int64_t at = got.offset;
         bool tiles = true;
         for (const Step* x : covering) {
-          tiles = tiles && x->reduceSrc.offset == at && x->reduceDst.buf == covering.front()->reduceDst.buf &&
-                  x->reduceDst.offset - x->reduceSrc.offset == delta && x->reduceDst.buf != Buf::Scratch;
+          tiles = tiles && x->reduceSrc.offset == at && x->reduceDst.buf == first.reduceDst.buf &&
+                  x->reduceDst.offset - x->reduceSrc.offset == delta && x->reduceOperand.buf == first.reduceOperand.buf &&
+                  x->reduceOperand.offset - x->reduceSrc.offset == operandDelta;
           at = x->reduceSrc.end();
         }
         if (!tiles || at != got.end())
-          throw InvalidArgument(covering.front()->where + ": its local reduce (re) and the others of " + s.where +
+          throw InvalidArgument(first.where + ": its local reduce and the others of " + s.where +
                                 "'s receive do not reduce the whole message into one range; cclab has no local reduce op");
-        const Range into{covering.front()->reduceDst.buf, got.offset + delta, got.count};
-        s.ops[0] = Op{OpKind::RecvReduce, s.ops[0].peer, 0, into, into};
+        const Range into{first.reduceDst.buf, got.offset + delta, got.count};
+        const Range operand{first.reduceOperand.buf, got.offset + operandDelta, got.count};
+        s.ops[0] = Op{OpKind::RecvReduce, s.ops[0].peer, s.phase < 0 ? 0 : s.phase, operand, into};
         for (Step* x : covering) x->localReduce = false;  // a dependency only from now on
       }
     for (const Step* x : reduces)
       if (x->localReduce)
-        throw InvalidArgument(x->where + ": a local reduce (re) of a range no single receive into scratch filled; cclab has no local reduce op");
+        throw InvalidArgument(x->where + ": a local reduce of a range no single receive into scratch filled; cclab has no local reduce op");
   }
 }
 
@@ -234,7 +261,7 @@ AlgorithmFile toAlgorithmFile(Program p) {
       for (auto& tb : tbs) {
         if (one) tb.channel = 0;
         nchannels = std::max(nchannels, tb.channel + 1);
-        for (const auto& s : tb.steps) phasesGiven = phasesGiven && s.phase >= 0;
+        for (const auto& s : tb.steps) phasesGiven = phasesGiven && (s.ops.empty() || s.phase >= 0);
       }
     if (one) {
       p.deps.clear();
@@ -246,7 +273,14 @@ AlgorithmFile toAlgorithmFile(Program p) {
         for (auto& s : tb.steps)
           for (Op& op : s.ops) op.phase = phasesGiven ? s.phase : 0;
     Lists lists = schedule(p, nchannels);
-    if (p.inPlaceOnly)  // the input is the output: copy it there first, then work on the output
+    if (p.inPlaceOnly && p.collective == Collective::ReduceScatter)
+      throw InvalidArgument("a reduce-scatter that works in place only has no cclab form");
+    if (p.inPlaceOnly && p.collective == Collective::AllGather)  // its block of the output is the input: copy it there first
+      for (int r = 0; r < p.nranks; ++r)
+        if (p.unitCount > 0)
+          lists[static_cast<std::size_t>(r)][0].insert(lists[static_cast<std::size_t>(r)][0].begin(),
+                                                        Op{OpKind::Copy, -1, 0, {Buf::Input, 0, p.unitCount}, {Buf::Output, r * p.unitCount, p.unitCount}});
+    if (p.inPlaceOnly && p.collective != Collective::AllGather)  // the input is the output: copy it there first, then work on the output
       for (int r = 0; r < p.nranks; ++r) {
         auto& ops = lists[static_cast<std::size_t>(r)][0];
         for (Op& op : ops) {

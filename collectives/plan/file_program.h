@@ -30,8 +30,13 @@ struct Step {
   int phase = -1;       // -1: toAlgorithmFile chooses
   // MSCCL's re, MSCCL++'s reduce: dst = dst (op) src on this rank. A plan has no local reduce, so
   // toAlgorithmFile folds it into the receive that filled src (see fuseLocalReduces) or refuses it.
+  // reduceAll (cclab's extension of MSCCL++'s reduce): dst = every rank's message reduced in rank
+  // order, this rank's being reduceOperand; reduceSlots are the scratch ranges the others' arrived in.
   bool localReduce = false;
+  bool reduceAll = false;
   Range reduceSrc, reduceDst;
+  Range reduceOperand;  // the local value reduced with src (re: reduceDst itself)
+  std::vector<Range> reduceSlots;
   std::string where;    // "gpu 3 tb 2 step 5", for errors
 };
 
@@ -49,7 +54,10 @@ struct Program {
   int root = 0;
   int ranksPerNode = 0;
   int nphases = 1;  // at least this many phases (a plan may declare phases it leaves empty)
-  bool inPlaceOnly = false;  // every range names the input buffer, which is also the output (allreduce-like)
+  // The file works in place only: allreduce, broadcast, reduce name the input buffer for the data
+  // (mapped to the output after a first copy there); allgather reads its own block of the output (a
+  // first copy of the input puts it there).
+  bool inPlaceOnly = false;
   std::vector<std::vector<Threadblock>> gpus;  // gpus[rank][tb]
   std::vector<PhaseDep> deps;                  // from the file (cclab's extension), else none
 };

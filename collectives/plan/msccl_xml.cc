@@ -198,6 +198,7 @@ AlgorithmFile importMscclXml(std::string_view text) {
           step.localReduce = true;
           step.reduceSrc = range("srcbuf", "srcoff");
           step.reduceDst = range("dstbuf", "dstoff");
+          step.reduceOperand = step.reduceDst;
         } else if (type == "rrs") {
           throw InvalidArgument(step.where + ": type rrs (a reduction sent on without being stored) has no cclab op; use rrcs");
         } else {
