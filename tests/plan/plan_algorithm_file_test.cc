@@ -174,7 +174,9 @@ TEST(AlgorithmFile, PublicExamplesImportValidateAndRunAtAnyCount) {
     int nranks;
   };
   const Example examples[] = {{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
-                              {"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8}};
+                              {"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8},
+                              {"mscclpp_allgather_2gpus.json", Collective::AllGather, 2},
+                              {"mscclpp_allreduce_allpairs_4.json", Collective::AllReduce, 4}};
   std::mt19937_64 rng(20261204);
   for (const auto& e : examples) {
     const std::string path = std::string(CCLAB_SOURCE_DIR) + "/tests/plan/algorithms/" + e.file;
