@@ -1,0 +1,65 @@
+// Algorithm files in the simulator: a built-in plan written to a file and read back replays in exactly
+// the time of the built-in one; the public MSCCL and MSCCL++ algorithms of tests/plan/algorithms replay
+// at their rank counts; `--algo file:PATH` is a replay-only simulator algorithm.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "collectives/plan/algorithm_file.h"
+#include "sim/algorithms.h"
+#include "sim/presets.h"
+#include "sim/replay.h"
+#include "sim/topology.h"
+
+namespace cclab::sim {
+namespace {
+
+using plan::Collective;
+
+TEST(SimAlgorithmFiles, AnExportedPlanReplaysInTheBuiltInPlansTime) {
+  const Topology t(*findPreset("dgx-h100"));
+  for (auto a : {plan::Algorithm::Ring, plan::Algorithm::Tree, plan::Algorithm::HalvingDoubling, plan::Algorithm::OneShot})
+    for (plan::FileFormat f : {plan::FileFormat::MscclXml, plan::FileFormat::MscclppJson}) {
+      const std::int64_t count = 8 * 3 * 4096;  // 384 KiB of floats
+      const plan::Plan built = plan::makePlan(Collective::AllReduce, a, 8, count, 0, {2});
+      const auto path = std::filesystem::temp_directory_path() /
+                        ("cclab_simfile_" + std::to_string(::getpid()) + "_" + std::string(plan::name(a)) + "_" + std::string(plan::name(f)));
+      std::ofstream(path) << plan::exportAlgorithm(plan::unitOf(built, "x"), f);
+      const SimAlgorithm s = parseSimAlgorithm("file:" + path.string());
+      EXPECT_TRUE(infoOf(s).replayOnly);
+      const plan::Plan fromFile = plan::makePlan(Collective::AllReduce, infoOf(s).planAlgorithm, 8, count);
+      ReplayOptions o;
+      o.sliceElems = 4096;
+      const ReplayResult want = replay(built, t, o), got = replay(fromFile, t, o);
+      EXPECT_GT(want.time, 0);
+      EXPECT_EQ(got.time, want.time) << plan::name(a) << " " << plan::name(f);
+      EXPECT_EQ(got.bytes, want.bytes) << plan::name(a) << " " << plan::name(f);
+      std::filesystem::remove(path);
+    }
+}
+
+TEST(SimAlgorithmFiles, PublicExamplesReplay) {
+  const Topology t(*findPreset("dgx-h100"));
+  struct Example {
+    const char* file;
+    Collective collective;
+    int nranks;
+  };
+  for (const auto& e : {Example{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
+                        Example{"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8},
+                        Example{"mscclpp_allgather_2gpus.json", Collective::AllGather, 2},
+                        Example{"mscclpp_allreduce_allpairs_4.json", Collective::AllReduce, 4}}) {
+    const SimAlgorithm s = parseSimAlgorithm(std::string("file:") + CCLAB_SOURCE_DIR + "/tests/plan/algorithms/" + e.file);
+    EXPECT_NO_THROW(checkAlgorithm(e.collective, s, false));
+    for (std::int64_t count : {std::int64_t{1000003}, std::int64_t{4099}}) {
+      const plan::Plan p = plan::makePlan(e.collective, infoOf(s).planAlgorithm, e.nranks, count);
+      const ReplayResult r = replay(p, t);
+      EXPECT_GT(r.time, 0) << e.file;
+      EXPECT_GT(r.steps, 0) << e.file;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace cclab::sim
