@@ -54,7 +54,9 @@ std::string exportAlgorithm(const AlgorithmFile& file, FileFormat format);
 
 // Limits a file may declare (a file asking for more is refused before anything is allocated).
 inline constexpr int kMaxFileRanks = 1024;
-inline constexpr std::int64_t kMaxFileChunks = std::int64_t{1} << 20;  // per buffer of a rank
+inline constexpr std::int64_t kMaxFileChunks = std::int64_t{1} << 16;  // per buffer of a rank
+// Chunks x ranks x ranks of a file: what the validator's symbolic check of its unit plan holds.
+inline constexpr std::int64_t kMaxFileCheckCells = std::int64_t{1} << 26;
 inline constexpr std::int64_t kMaxFileSteps = std::int64_t{1} << 20;   // in the whole file
 
 // The file algorithms of this process: Algorithm values kFirstFileAlgorithm.. name "file:PATH".

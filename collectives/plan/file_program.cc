@@ -314,6 +314,10 @@ AlgorithmFile toAlgorithmFile(Program p) {
           u.ranks[static_cast<std::size_t>(r)].push_back(op);
         }
     u.nphases = std::max(maxPhase + 1, p.nphases);
+    const BufferCounts sizes = bufferCounts(u.collective, u.nranks, u.count);
+    if ((std::max(sizes.input, sizes.output) + u.scratchCount) * u.nranks * u.nranks > kMaxFileCheckCells)
+      throw InvalidArgument("its chunks x ranks^2 exceed " + std::to_string(kMaxFileCheckCells) +
+                            ", more than the validator checks; write it with fewer, larger chunks");
     const auto problems = validate(u);
     if (!problems.empty())
       throw InvalidArgument("does not validate: " + problems.front() +
