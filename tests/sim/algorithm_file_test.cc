@@ -3,6 +3,9 @@
 // at their rank counts; `--algo file:PATH` is a replay-only simulator algorithm.
 #include <gtest/gtest.h>
 
+#include <sys/wait.h>
+
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 
@@ -59,6 +62,51 @@ TEST(SimAlgorithmFiles, PublicExamplesReplay) {
       EXPECT_GT(r.steps, 0) << e.file;
     }
   }
+}
+
+struct CliRun {
+  int status = -1;
+  std::string output;
+};
+
+CliRun runSim(const std::string& args) {
+  const std::string cmd = std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
+  const int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+// cclab-sim plan: export in one format, convert to the other through file:, and print the plan: the
+// ops are the built-in plan's; bad formats and files are one line, exit 2.
+TEST(SimAlgorithmFiles, PlanCommandExportsConvertsAndRefuses) {
+  const auto dir = std::filesystem::temp_directory_path() / ("cclab_plan_cli_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string xml = (dir / "tree.xml").string(), json = (dir / "tree.json").string();
+  // The file holds the plan's channels and nodes: run it on one part (--channels 1) of the same count.
+  const std::string shape = "-c allreduce -g 6 --channels 2 --ranks-per-node 3 --count 60", fileShape = "-c allreduce -g 6 --count 60";
+  ASSERT_EQ(runSim("plan --algo tree " + shape + " --export msccl-xml -o " + xml).status, 0);
+  ASSERT_EQ(runSim("plan --algo file:" + xml + " " + fileShape + " --export mscclpp-json -o " + json).status, 0);
+  const CliRun builtIn = runSim("plan --algo tree " + shape), fromFile = runSim("plan --algo file:" + json + " " + fileShape);
+  ASSERT_EQ(builtIn.status, 0);
+  ASSERT_EQ(fromFile.status, 0) << fromFile.output;
+  auto ops = [](const std::string& dump) { return dump.substr(dump.find('\n')); };  // the header names the algorithm
+  EXPECT_EQ(ops(fromFile.output), ops(builtIn.output));
+  const CliRun badFormat = runSim("plan --export yaml");
+  EXPECT_EQ(badFormat.status, 2);
+  EXPECT_NE(badFormat.output.find("msccl-xml, mscclpp-json"), std::string::npos) << badFormat.output;
+  const CliRun wrongRanks = runSim("plan --algo file:" + json + " -g 4");
+  EXPECT_EQ(wrongRanks.status, 2);
+  EXPECT_NE(wrongRanks.output.find("written for 6 ranks"), std::string::npos) << wrongRanks.output;
+  std::ofstream(dir / "bad.xml") << "<algo coll=\"allreduce\" ngpus=\"2\" nchunksperloop=\"x\"/>";
+  const CliRun bad = runSim("allreduce --algo file:" + (dir / "bad.xml").string() + " -g 2 -b 8 -e 8");
+  EXPECT_EQ(bad.status, 2);
+  EXPECT_NE(bad.output.find("nchunksperloop must be an integer"), std::string::npos) << bad.output;
+  std::filesystem::remove_all(dir);
 }
 
 }  // namespace
