@@ -210,14 +210,13 @@ AlgorithmFile importMscclXml(std::string_view text) {
   }
   for (int r = 0; r < p.nranks; ++r)
     if (!seen[static_cast<std::size_t>(r)]) throw InvalidArgument("no <gpu id=\"" + std::to_string(r) + "\">");
-  if (p.inPlaceOnly)  // every range is of the one buffer, so the output's size bounds the input's
+  if (p.inPlaceOnly)  // the data lives in the input buffer, which is also the output
     for (auto& tbs : p.gpus)
       for (auto& tb : tbs)
         for (auto& s : tb.steps)
-          for (Op& op : s.ops)
-            for (Range* rg : {&op.src, &op.dst})
-              if (op.count() > 0 && rg->buf == Buf::Output && rg->count > 0)
-                throw InvalidArgument(s.where + ": an in-place-only file (outofplace=\"0\") names the output buffer");
+          for (const Op& op : s.ops)
+            if ((op.reads() && op.src.buf == Buf::Output) || (op.writes() && op.dst.buf == Buf::Output))
+              throw InvalidArgument(s.where + ": an in-place-only file (outofplace=\"0\") names the output buffer");
   return files::toAlgorithmFile(std::move(p));
 }
 
