@@ -61,17 +61,42 @@ TEST(AlgorithmFile, AFileRunsAtEveryCountAsAValidPlan) {
     const auto problems = validate(run);
     EXPECT_TRUE(problems.empty()) << "n=" << n << ": " << (problems.empty() ? "" : problems.front());
   }
-  // An allgather whose unit ranges span blocks runs multiples only.
-  const Plan ag = makePlan(Collective::AllGather, Algorithm::Ring, 3, 6);
+  // An allgather written over whole blocks (each range inside one block) runs a remainder as one more
+  // (ring) channel.
+  const Plan ag = makePlan(Collective::AllGather, Algorithm::Ring, 3, 6, 0, {2});
   const AlgorithmFile agFile = importAlgorithm(exportAlgorithm(unitOf(ag, "ag"), FileFormat::MscclXml));
-  EXPECT_TRUE(validate(instantiate(agFile, Algorithm::Ring, 12)).empty());
-  for (std::int64_t n : {5, 13}) {
-    try {
-      const auto problems = validate(instantiate(agFile, Algorithm::Ring, n));
-      EXPECT_TRUE(problems.empty()) << "n=" << n;
-    } catch (const InvalidArgument& e) {
-      EXPECT_NE(std::string(e.what()).find("multiples"), std::string::npos) << e.what();
-    }
+  ASSERT_EQ(agFile.unit.count, 2);
+  for (std::int64_t n : {4, 5, 13}) {
+    const Plan run = instantiate(agFile, Algorithm::Ring, n);
+    EXPECT_EQ(run.nchannels, n % 2 == 0 ? 2 : 3) << n;
+    EXPECT_TRUE(validate(run).empty()) << "n=" << n;
+  }
+}
+
+TEST(AlgorithmFile, RangesAcrossBlocksRunMultiplesOnly) {
+  // Rank 0 gathers both blocks and relays them to rank 1 as three ranges, one across the two blocks.
+  Plan relay;
+  relay.collective = Collective::AllGather;
+  relay.nranks = 2;
+  relay.count = 2;
+  relay.nphases = 2;
+  relay.ranks = {{{OpKind::Copy, -1, 0, {Buf::Input, 0, 2}, {Buf::Output, 0, 2}},
+                  {OpKind::Recv, 1, 0, {}, {Buf::Output, 2, 2}},
+                  {OpKind::Send, 1, 1, {Buf::Output, 0, 1}, {}},
+                  {OpKind::Send, 1, 1, {Buf::Output, 1, 2}, {}},
+                  {OpKind::Send, 1, 1, {Buf::Output, 3, 1}, {}}},
+                 {{OpKind::Send, 0, 0, {Buf::Input, 0, 2}, {}},
+                  {OpKind::Recv, 0, 1, {}, {Buf::Output, 0, 1}},
+                  {OpKind::Recv, 0, 1, {}, {Buf::Output, 1, 2}},
+                  {OpKind::Recv, 0, 1, {}, {Buf::Output, 3, 1}}}};
+  ASSERT_TRUE(validate(relay).empty()) << validate(relay).front();
+  const AlgorithmFile f = importAlgorithm(exportAlgorithm(unitOf(relay, "relay"), FileFormat::MscclXml));
+  EXPECT_TRUE(validate(instantiate(f, Algorithm::Ring, 10)).empty());
+  try {
+    instantiate(f, Algorithm::Ring, 11);
+    ADD_FAILURE() << "an odd count of a file whose ranges cross blocks ran";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("multiples of 2"), std::string::npos) << e.what();
   }
 }
 
