@@ -22,6 +22,24 @@ std::int64_t parseInteger(const std::string& text, std::int64_t lo, std::int64_t
   return v;
 }
 
+Collective collectiveNamed(const std::string& s, const std::string& where) {
+  if (s == "allreduce") return Collective::AllReduce;
+  if (s == "allgather") return Collective::AllGather;
+  if (s == "reduce_scatter" || s == "reducescatter") return Collective::ReduceScatter;
+  if (s == "broadcast") return Collective::Broadcast;
+  if (s == "reduce") return Collective::Reduce;
+  throw InvalidArgument(where + ": collective '" + s + "' is not allreduce, allgather, reduce_scatter, broadcast or reduce");
+}
+
+Buf bufferNamed(const std::string& s, const std::string& where) {
+  if (s == "i" || s == "input") return Buf::Input;
+  if (s == "o" || s == "output") return Buf::Output;
+  if (s == "s" || s == "scratch") return Buf::Scratch;
+  throw InvalidArgument(where + ": buffer '" + s + "' is not i, o or s");
+}
+
+const char* bufferName(Buf b) { return b == Buf::Input ? "i" : b == Buf::Output ? "o" : "s"; }
+
 namespace {
 
 using Lists = std::vector<std::vector<std::vector<Op>>>;  // lists[rank][channel]

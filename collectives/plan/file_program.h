@@ -64,6 +64,13 @@ struct Program {
 
 AlgorithmFile toAlgorithmFile(Program program);
 
+// The two formats' shared vocabulary: collective names ("allreduce", "allgather", "reduce_scatter" or
+// "reducescatter", "broadcast", "reduce") and buffer names ("i"/"input", "o"/"output", "s"/"scratch");
+// unknown names throw InvalidArgument naming `where`.
+Collective collectiveNamed(const std::string& s, const std::string& where);
+Buf bufferNamed(const std::string& s, const std::string& where);
+const char* bufferName(Buf b);  // "i", "o", "s"
+
 // Strict integer parsing for both readers: the whole text, within [lo, hi], else InvalidArgument
 // naming `what`.
 std::int64_t parseInteger(const std::string& text, std::int64_t lo, std::int64_t hi, const std::string& what);
