@@ -61,23 +61,21 @@ Lists schedule(const Program& p, int nchannels) {
   const int P = p.nranks;
   Lists lists(static_cast<std::size_t>(P), std::vector<std::vector<Op>>(static_cast<std::size_t>(nchannels)));
   std::map<std::tuple<int, int, int>, int> pending;  // (channel, from, to) -> messages sent, not yet received
-  std::vector<std::vector<std::size_t>> next(static_cast<std::size_t>(P));
+  // Per threadblock: its next step, and the next op inside it (a step's receive runs before its send,
+  // so a ring of receive-then-send steps does not wait on itself).
+  std::vector<std::vector<std::size_t>> next(static_cast<std::size_t>(P)), within(static_cast<std::size_t>(P));
   std::int64_t remaining = 0;
   for (int r = 0; r < P; ++r) {
     next[static_cast<std::size_t>(r)].assign(p.gpus[static_cast<std::size_t>(r)].size(), 0);
+    within[static_cast<std::size_t>(r)].assign(p.gpus[static_cast<std::size_t>(r)].size(), 0);
     for (const auto& tb : p.gpus[static_cast<std::size_t>(r)]) remaining += static_cast<std::int64_t>(tb.steps.size());
   }
-  auto ready = [&](int r, const Threadblock& tb, const Step& s) {
-    if (s.depTb >= 0 && next[static_cast<std::size_t>(r)][static_cast<std::size_t>(s.depTb)] <= static_cast<std::size_t>(s.depStep))
-      return false;
-    for (const Op& op : s.ops) {
-      if (op.kind == OpKind::Send && pending[{tb.channel, r, op.peer}] > 0) return false;
-      if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce)
-        if (pending[{tb.channel, op.peer, r}] == 0) return false;
-      if (op.kind == OpKind::ReduceAll)
-        for (int q = 0; q < P; ++q)
-          if (q != r && pending[{tb.channel, q, r}] == 0) return false;
-    }
+  auto ready = [&](int r, int channel, const Op& op) {
+    if (op.kind == OpKind::Send) return pending[{channel, r, op.peer}] == 0;
+    if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce) return pending[{channel, op.peer, r}] > 0;
+    if (op.kind == OpKind::ReduceAll)
+      for (int q = 0; q < P; ++q)
+        if (q != r && pending[{channel, q, r}] == 0) return false;
     return true;
   };
   for (bool progress = true; remaining > 0 && progress;) {
@@ -86,18 +84,28 @@ Lists schedule(const Program& p, int nchannels) {
       const auto& tbs = p.gpus[static_cast<std::size_t>(r)];
       for (std::size_t t = 0; t < tbs.size(); ++t) {
         std::size_t& i = next[static_cast<std::size_t>(r)][t];
-        while (i < tbs[t].steps.size() && ready(r, tbs[t], tbs[t].steps[i])) {
-          for (Op op : tbs[t].steps[i].ops) {
-            op.channel = static_cast<std::uint8_t>(tbs[t].channel);
-            if (op.kind == OpKind::Send) ++pending[{tbs[t].channel, r, op.peer}];
-            if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce) --pending[{tbs[t].channel, op.peer, r}];
+        std::size_t& k = within[static_cast<std::size_t>(r)][t];
+        const int channel = tbs[t].channel;
+        while (i < tbs[t].steps.size()) {
+          const Step& s = tbs[t].steps[i];
+          if (k == 0 && s.depTb >= 0 && next[static_cast<std::size_t>(r)][static_cast<std::size_t>(s.depTb)] <= static_cast<std::size_t>(s.depStep))
+            break;
+          if (k < s.ops.size()) {
+            Op op = s.ops[k];
+            if (!ready(r, channel, op)) break;
+            op.channel = static_cast<std::uint8_t>(channel);
+            if (op.kind == OpKind::Send) ++pending[{channel, r, op.peer}];
+            if (op.kind == OpKind::Recv || op.kind == OpKind::RecvReduce) --pending[{channel, op.peer, r}];
             if (op.kind == OpKind::ReduceAll)
               for (int q = 0; q < P; ++q)
-                if (q != r) --pending[{tbs[t].channel, q, r}];
-            lists[static_cast<std::size_t>(r)][static_cast<std::size_t>(tbs[t].channel)].push_back(op);
+                if (q != r) --pending[{channel, q, r}];
+            lists[static_cast<std::size_t>(r)][static_cast<std::size_t>(channel)].push_back(op);
+            ++k;
+          } else {  // the step is done
+            ++i;
+            k = 0;
+            --remaining;
           }
-          ++i;
-          --remaining;
           progress = true;
         }
       }

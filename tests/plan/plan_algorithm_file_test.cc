@@ -151,6 +151,32 @@ std::string twoRankFile(const std::string& step0) {
 </algo>)";
 }
 
+// A 3-rank ring allreduce as MSCCLang fuses it: one threadblock per rank (send to the next, receive
+// from the previous), s, rrcs, rrcs, rcs, r; its receive-then-send steps must not wait on themselves.
+TEST(AlgorithmFile, FusedRingStepsImport) {
+  std::string xml = R"(<algo name="ring3" coll="allreduce" ngpus="3" nchunksperloop="3" nchannels="1" proto="Simple" inplace="0" outofplace="1">)";
+  for (int r = 0; r < 3; ++r) {
+    const int prev = (r + 2) % 3, next = (r + 1) % 3;
+    auto step = [&](int s, const char* type, const char* sb, int so, const char* db, int d) {
+      return "<step s=\"" + std::to_string(s) + "\" type=\"" + type + "\" srcbuf=\"" + sb + "\" srcoff=\"" + std::to_string(so) +
+             "\" dstbuf=\"" + db + "\" dstoff=\"" + std::to_string(d) + "\" cnt=\"1\" depid=\"-1\" deps=\"-1\" hasdep=\"0\"/>";
+    };
+    xml += "<gpu id=\"" + std::to_string(r) + "\" i_chunks=\"3\" o_chunks=\"3\" s_chunks=\"0\"><tb id=\"0\" send=\"" +
+           std::to_string(next) + "\" recv=\"" + std::to_string(prev) + "\" chan=\"0\">";
+    xml += step(0, "s", "i", r, "o", r);
+    xml += step(1, "rrcs", "i", prev, "o", prev);
+    xml += step(2, "rrcs", "i", next, "o", next);  // the chunk's last contribution: complete, sent on
+    xml += step(3, "rcs", "o", r, "o", r);
+    xml += step(4, "r", "o", prev, "o", prev);
+    xml += "</tb></gpu>";
+  }
+  xml += "</algo>";
+  AlgorithmFile f;
+  ASSERT_NO_THROW(f = importAlgorithm(xml));
+  EXPECT_EQ(f.unit.ranks[0].size(), 8U);  // s, rrc+s, rrc+s, r+s, r
+  EXPECT_TRUE(validate(instantiate(f, Algorithm::Ring, 3001)).empty());
+}
+
 TEST(AlgorithmFile, WhatAPlanCannotExpressIsRefusedWithItsReason) {
   EXPECT_NE(refusal("<algo").find("not well-formed XML"), std::string::npos);
   EXPECT_NE(refusal("<foo/>").find("no <algo>"), std::string::npos);
