@@ -4,7 +4,7 @@
 
 #include <memory>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 
 namespace cclab::host {
 

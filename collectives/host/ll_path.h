@@ -9,13 +9,13 @@
 
 #include <chrono>
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <span>
 #include <tuple>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/call/planned_call.h"
+#include "collectives/call/vocabulary.h"
 #include "collectives/host/ll_executor.h"
 
 namespace cclab::host {
@@ -96,9 +96,7 @@ class LlPath {
     std::shared_ptr<const plan::Plan> plan;  // null: the call does not fit
   };
   struct alignas(64) RankCache {
-    std::map<Key, Entry> plans;
-    Key lastKey{};
-    const Entry* last = nullptr;
+    PlanCache<Entry, Key> plans;
     std::vector<std::byte> scratch;
     std::vector<RankMemory> share;  // runShare's memories, when this rank leads a share
     bool bound = false;

@@ -13,7 +13,7 @@
 #include <functional>
 #include <memory>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 #include "collectives/cuda/proc_device.h"
 
 namespace cclab::mpi {

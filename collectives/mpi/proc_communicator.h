@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 
 namespace cclab::mpi {
 
