@@ -12,14 +12,14 @@
 #ifdef CCLAB_WITH_PROC_BACKEND
 #include "collectives/core/knobs.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/proc_communicator.h"
+#include "collectives/proc/proc_communicator.h"
 #endif
 #ifdef CCLAB_WITH_PROC_BACKEND
-#include "collectives/mpi/gpu_proc_communicator.h"
-#include "collectives/mpi/host_proc_device.h"
+#include "collectives/gpu_proc/gpu_proc_communicator.h"
+#include "collectives/gpu_proc/host_proc_device.h"
 #include "collectives/proc/shm_segment.h"
 #ifdef CCLAB_WITH_CUDA_BACKEND
-#include "collectives/cuda/cuda_proc_device.h"
+#include "collectives/gpu_proc/cuda_proc_device.h"
 #include "collectives/cuda/device_set.h"
 #endif
 #endif
@@ -30,7 +30,7 @@ namespace cclab {
 namespace {
 
 // CCLAB_CUDA_PROC_STANDIN=host: the CUDA backend under mpirun runs its protocol on a host stand-in
-// device (mpi/host_proc_device.h), for rehearsals on machines without a GPU.
+// device (gpu_proc/host_proc_device.h), for rehearsals on machines without a GPU.
 bool cudaProcStandIn() { return knobs::text(knobs::Id::CudaProcStandIn) == "host"; }
 
 // CCLAB_RANKS_PER_NODE: emulated nodes (0: one node).

@@ -16,7 +16,7 @@
 // the reader (runLl; llFits says which plans fit).
 //
 // The ranks agree on the job id and the sizes beforehand (the process backend through MPI,
-// collectives/mpi/proc_communicator.h; tests by fork).
+// collectives/proc/proc_communicator.h; tests by fork).
 #pragma once
 
 #include <atomic>

@@ -14,7 +14,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/proc_communicator.h"
+#include "collectives/proc/proc_communicator.h"
 
 namespace cclab::mpi {
 namespace {

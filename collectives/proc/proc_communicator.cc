@@ -1,4 +1,4 @@
-#include "collectives/mpi/proc_communicator.h"
+#include "collectives/proc/proc_communicator.h"
 
 #include <sys/statvfs.h>
 

@@ -1,4 +1,4 @@
-#include "collectives/mpi/gpu_proc_communicator.h"
+#include "collectives/gpu_proc/gpu_proc_communicator.h"
 
 #include <cstdio>
 #include <map>
@@ -8,12 +8,12 @@
 #include "collectives/call/planned_call.h"
 #include "collectives/cuda/buffer_alias.h"
 #include "collectives/cuda/lowering.h"
-#include "collectives/cuda/proc_device_map.h"
+#include "collectives/gpu_proc/proc_device_map.h"
 #include "collectives/cuda/slicing.h"
-#include "collectives/cuda/staging_plan.h"
-#include "collectives/mpi/gpu_proc_executor.h"
+#include "collectives/gpu_proc/staging_plan.h"
+#include "collectives/gpu_proc/gpu_proc_executor.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/node_exchange.h"
+#include "collectives/gpu_proc/node_exchange.h"
 #include "collectives/proc/cleanup_registry.h"
 
 namespace cclab::mpi {
