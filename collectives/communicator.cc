@@ -2,6 +2,7 @@
 // CCLAB_* knobs that shape it (collectives/core/knobs.h).
 #include "collectives/communicator.h"
 
+#include "collectives/core/knobs.h"
 #include "collectives/host/host_communicator.h"
 #ifdef CCLAB_WITH_CUDA_BACKEND
 #include "collectives/cuda/cuda_communicator.h"
@@ -10,7 +11,6 @@
 #include "collectives/nccl/nccl_communicator.h"
 #endif
 #ifdef CCLAB_WITH_PROC_BACKEND
-#include "collectives/core/knobs.h"
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/proc/proc_communicator.h"
 #endif
@@ -25,6 +25,16 @@
 #endif
 
 namespace cclab {
+namespace {
+
+// CCLAB_LL_SHARES=0 turns the host's shares off (a thread per rank for every call), CCLAB_LL_GATHER=0
+// its gathered one-shot calls (every rank folds and reports done); unset or 1: on. To compare.
+host::HostConfig hostConfig() {
+  return {.llShares = knobs::flag(knobs::Id::LlShares).value_or(true),
+          .llGather = knobs::flag(knobs::Id::LlGather).value_or(true)};
+}
+
+}  // namespace
 
 #ifdef CCLAB_WITH_PROC_BACKEND
 namespace {
@@ -35,6 +45,16 @@ bool cudaProcStandIn() { return knobs::text(knobs::Id::CudaProcStandIn) == "host
 
 // CCLAB_RANKS_PER_NODE: emulated nodes (0: one node).
 int ranksPerNode() { return static_cast<int>(knobs::integer(knobs::Id::RanksPerNode).value_or(0)); }
+
+// The process backend: emulated nodes, the shared segment's size (CCLAB_PROC_SHM_BYTES) and the
+// transport (CCLAB_PROC_TRANSPORT=mpi: every pair over MPI).
+mpi::ProcConfig procConfig(const CommConfig& config) {
+  return {.ranksPerProcess = config.nranks,
+          .ranksPerNode = ranksPerNode(),
+          .channels = 1,
+          .shmBytes = static_cast<std::size_t>(knobs::integer(knobs::Id::ProcShmBytes).value_or(0)),
+          .overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi"};
+}
 
 std::unique_ptr<Communicator> makeCudaUnderMpi(const CommConfig& config) {
   mpi::GpuProcConfig c{.ranksPerProcess = config.nranks, .ranksPerNode = ranksPerNode(), .makeDevice = {}, .visibleDevices = 1};
@@ -92,7 +112,7 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
   std::string why;
   if (!backendAvailable(b, &why)) throw Error(std::string(name(b)) + " backend unavailable: " + why);
   switch (b) {
-    case Backend::Host: return host::makeHostCommunicator(config.nranks);
+    case Backend::Host: return host::makeHostCommunicator(config.nranks, hostConfig());
     case Backend::Cuda:
 #ifdef CCLAB_WITH_PROC_BACKEND
       if (mpi::launchedByMpi()) return makeCudaUnderMpi(config);  // GPUs in processes (docs/cuda.md)
@@ -105,7 +125,7 @@ std::unique_ptr<Communicator> makeCommunicator(Backend b, const CommConfig& conf
     case Backend::Nccl: return nccl::makeNcclCommunicator(config);
 #endif
 #ifdef CCLAB_WITH_PROC_BACKEND
-    case Backend::Proc: return mpi::makeProcCommunicator({.ranksPerProcess = config.nranks, .ranksPerNode = ranksPerNode()});
+    case Backend::Proc: return mpi::makeProcCommunicator(procConfig(config));
 #endif
     default: break;
   }

@@ -9,7 +9,6 @@
 #include <vector>
 
 #include "collectives/call/planned_call.h"
-#include "collectives/core/knobs.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -17,15 +16,9 @@
 namespace cclab::host {
 namespace {
 
-// CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
-bool llSharesEnabled() { return knobs::flag(knobs::Id::LlShares).value_or(true); }
-// CCLAB_LL_GATHER=0 turns gathered one-shot calls off (every rank folds and reports done, to compare);
-// unset or 1: on.
-bool llGatherEnabled() { return knobs::flag(knobs::Id::LlGather).value_or(true); }
-
 class HostCommunicator final : public Communicator {
  public:
-  explicit HostCommunicator(int nranks)
+  HostCommunicator(int nranks, const HostConfig& config)
       : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
         lowered_(std::make_unique<Lowered[]>(static_cast<std::size_t>(nranks))),
         pool_(nranks,
@@ -71,7 +64,7 @@ class HostCommunicator final : public Communicator {
     // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
     // (ll_multi_run.cc), rather than a thread per rank that every call must schedule in and out.
     const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    if (nranks > cores && llSharesEnabled()) {
+    if (nranks > cores && config.llShares) {
       shares_.resize(static_cast<std::size_t>(cores));
       for (int r = 0; r < nranks; ++r) shares_[static_cast<std::size_t>(r % cores)].push_back(r);
       sharePool_ = std::make_unique<WorkerPool>(
@@ -81,6 +74,7 @@ class HostCommunicator final : public Communicator {
           },
           shareSpin_);
     }
+    gather_ = config.llGather;
   }
 
   Backend backend() const override { return Backend::Host; }
@@ -249,7 +243,7 @@ class HostCommunicator final : public Communicator {
   std::chrono::nanoseconds shareSpin_ = spinFromEnvironment(kSpinWhenCoresSuffice);
   std::vector<std::vector<int>> shares_;
   std::unique_ptr<WorkerPool> sharePool_;
-  bool gather_ = llGatherEnabled();
+  bool gather_ = true;
 };
 
 }  // namespace
@@ -260,9 +254,9 @@ Buffer allocateHostBuffer(std::size_t bytes, std::size_t align, const char* who)
   return Buffer(p, bytes, [](void* q) { std::free(q); });
 }
 
-std::unique_ptr<Communicator> makeHostCommunicator(int nranks) {
+std::unique_ptr<Communicator> makeHostCommunicator(int nranks, const HostConfig& config) {
   if (nranks < 1) throw InvalidArgument("host: nranks must be >= 1, got " + std::to_string(nranks));
-  return std::make_unique<HostCommunicator>(nranks);
+  return std::make_unique<HostCommunicator>(nranks, config);
 }
 
 }  // namespace cclab::host

@@ -16,7 +16,17 @@ inline constexpr std::size_t kDefaultSliceBytes = 256 * 1024;
 // on one thread each, so more channels add no copy bandwidth; measured in docs/results/cpu-channels.md.
 inline constexpr int kDefaultChannels = 1;
 
-std::unique_ptr<Communicator> makeHostCommunicator(int nranks);
+// What shapes a host communicator beyond its rank count (the factory, collectives/communicator.cc,
+// fills it from CCLAB_LL_SHARES and CCLAB_LL_GATHER).
+struct HostConfig {
+  // More ranks than cores: small group calls run as one thread per core, each a share of the ranks;
+  // false: a thread per rank for every call (to compare).
+  bool llShares = true;
+  // Gathered one-shot group calls (ll_executor.h); false: every rank folds and reports done (to compare).
+  bool llGather = true;
+};
+
+std::unique_ptr<Communicator> makeHostCommunicator(int nranks, const HostConfig& config = {});
 
 // Host memory of `bytes` aligned to `align` (a power of two), freed with the Buffer; throws Error
 // "<who>: cannot allocate N bytes". The backends whose ranks live in host memory use it.

@@ -13,7 +13,6 @@
 #include <vector>
 
 #include "collectives/call/planned_call.h"
-#include "collectives/core/knobs.h"
 #include "collectives/host/host_communicator.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -31,15 +30,13 @@ constexpr std::size_t kAlign = 4096;
 
 std::size_t roundUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// The segment asked for (0: kDefaultShmBytes), at most /dev/shm's free share.
 std::size_t segmentBytes(std::size_t requested, int ranksOnNode) {
-  std::size_t bytes = requested;
-  if (bytes == 0) {
-    bytes = static_cast<std::size_t>(knobs::integer(knobs::Id::ProcShmBytes).value_or(kDefaultShmBytes));
-    struct statvfs fs {};
-    if (statvfs("/dev/shm", &fs) == 0) {  // leave room for every rank's segment and the control segment
-      const std::size_t freeBytes = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
-      bytes = std::min(bytes, freeBytes / static_cast<std::size_t>(ranksOnNode + 1));
-    }
+  std::size_t bytes = requested == 0 ? kDefaultShmBytes : requested;
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0) {  // leave room for every rank's segment and the control segment
+    const std::size_t freeBytes = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
+    bytes = std::min(bytes, freeBytes / static_cast<std::size_t>(ranksOnNode + 1));
   }
   return std::max<std::size_t>(roundUp(bytes, 2 * kAlign), 2 * kAlign);
 }
@@ -50,7 +47,7 @@ class ProcCommunicator final : public Communicator {
   explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels) {
     if (c.channels < 1 || c.channels > plan::kMaxChannels)
       throw InvalidArgument("proc: channels must be 1.." + std::to_string(plan::kMaxChannels));
-    const bool overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi";  // every pair over MPI (to compare)
+    const bool overMpi = c.overMpi;
     if (k_ > 1 && overMpi)
       throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT=mpi runs one rank per process; -g " + std::to_string(k_) +
                             " ranks per process use shared memory within a node");
