@@ -29,9 +29,12 @@ namespace {
 
 // CCLAB_LL_SHARES=0 turns the host's shares off (a thread per rank for every call), CCLAB_LL_GATHER=0
 // its gathered one-shot calls (every rank folds and reports done); unset or 1: on. To compare.
+// CCLAB_LL_MAX_BYTES: the LL threshold; CCLAB_BIND_RANKS=1: rank threads pinned to cores.
 host::HostConfig hostConfig() {
   return {.llShares = knobs::flag(knobs::Id::LlShares).value_or(true),
-          .llGather = knobs::flag(knobs::Id::LlGather).value_or(true)};
+          .llGather = knobs::flag(knobs::Id::LlGather).value_or(true),
+          .llMaxBytes = host::llMaxBytesFromEnvironment(host::kLlDefaultMaxBytes),
+          .bindRanks = knobs::flag(knobs::Id::BindRanks).value_or(false)};
 }
 
 }  // namespace
@@ -53,7 +56,8 @@ mpi::ProcConfig procConfig(const CommConfig& config) {
           .ranksPerNode = ranksPerNode(),
           .channels = 1,
           .shmBytes = static_cast<std::size_t>(knobs::integer(knobs::Id::ProcShmBytes).value_or(0)),
-          .overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi"};
+          .overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi",
+          .llMaxBytes = host::llMaxBytesFromEnvironment(mpi::kProcLlDefaultMaxBytes)};
 }
 
 std::unique_ptr<Communicator> makeCudaUnderMpi(const CommConfig& config) {

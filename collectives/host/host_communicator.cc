@@ -19,7 +19,7 @@ namespace {
 class HostCommunicator final : public Communicator {
  public:
   HostCommunicator(int nranks, const HostConfig& config)
-      : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
+      : executor_(nranks), ll_(nranks, executor_.spin(), config.llMaxBytes), scratch_(static_cast<std::size_t>(nranks)),
         lowered_(std::make_unique<Lowered[]>(static_cast<std::size_t>(nranks))),
         pool_(nranks,
               [this](int r) {
@@ -75,6 +75,7 @@ class HostCommunicator final : public Communicator {
           shareSpin_);
     }
     gather_ = config.llGather;
+    ll_.bindRanks(config.bindRanks);
   }
 
   Backend backend() const override { return Backend::Host; }

@@ -20,8 +20,6 @@ std::size_t llMaxBytesFromEnvironment(std::size_t fallback) {
   return bytes ? static_cast<std::size_t>(*bytes) : fallback;
 }
 
-bool bindRanksFromEnvironment() { return knobs::flag(knobs::Id::BindRanks).value_or(false); }
-
 namespace {
 void bindToCpu(int rank) {
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());

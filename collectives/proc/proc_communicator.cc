@@ -44,7 +44,7 @@ std::size_t segmentBytes(std::size_t requested, int ranksOnNode) {
 class ProcCommunicator final : public Communicator {
  public:
   // ranksPerNode counts ranks; the World counts processes (K ranks each).
-  explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels) {
+  explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels), llMaxBytes_(c.llMaxBytes) {
     if (c.channels < 1 || c.channels > plan::kMaxChannels)
       throw InvalidArgument("proc: channels must be 1.." + std::to_string(plan::kMaxChannels));
     const bool overMpi = c.overMpi;
@@ -324,7 +324,7 @@ class ProcCommunicator final : public Communicator {
   std::unique_ptr<MpiExecutor> mpi_;
   bool oversubscribed_ = false;  // more ranks on this node than cores
   std::size_t workBytes_ = 0;    // per rank segment: [0, workBytes_) staging and scratch, above the arena
-  std::size_t llMaxBytes_ = host::llMaxBytesFromEnvironment(kProcLlDefaultMaxBytes);
+  std::size_t llMaxBytes_;
   // The current group call (runGroup with K > 1), read by the pool's workers.
   struct GroupJob {
     const CollectiveArgs* args = nullptr;

@@ -39,6 +39,8 @@ struct ProcConfig {
   std::size_t shmBytes = 0;
   // Every pair over MPI, shared memory unused (CCLAB_PROC_TRANSPORT=mpi, to compare); one rank per process.
   bool overMpi = false;
+  // Calls up to this many bytes (largest buffer) run on the LL rings (CCLAB_LL_MAX_BYTES); 0: never.
+  std::size_t llMaxBytes = kProcLlDefaultMaxBytes;
 };
 
 // Throws InvalidArgument for an unsupported config, Error when MPI or the segments fail.
