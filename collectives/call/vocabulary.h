@@ -15,6 +15,8 @@
 //                                      executors), indexed by plan::Buf
 //   cuda::RankPointers base[plan::Buf] the same three on a device (the CUDA orderings)
 //   plan::RankBuffers<T>               the same three, typed (the single-thread interpreter)
+//   bench::RankAllocations             not a rank's buffers but the memory every rank owns for a
+//                                      run, from which each call's RankBuffers are cut
 // send is the plan's Input, recv its Output; scratch is the executor's own.
 #pragma once
 
