@@ -7,6 +7,7 @@
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/call/checks.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
 #include "collectives/plan/algorithm_file.h"

@@ -1,4 +1,4 @@
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 
 #include <algorithm>
 #include <cstring>

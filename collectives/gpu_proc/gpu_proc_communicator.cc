@@ -1,18 +1,19 @@
-#include "collectives/mpi/gpu_proc_communicator.h"
+#include "collectives/gpu_proc/gpu_proc_communicator.h"
 
 #include <cstdio>
 #include <map>
-#include <thread>
 #include <tuple>
+#include <thread>
 
+#include "collectives/call/planned_call.h"
 #include "collectives/cuda/buffer_alias.h"
 #include "collectives/cuda/lowering.h"
-#include "collectives/cuda/proc_device_map.h"
+#include "collectives/gpu_proc/proc_device_map.h"
 #include "collectives/cuda/slicing.h"
-#include "collectives/cuda/staging_plan.h"
-#include "collectives/mpi/gpu_proc_executor.h"
+#include "collectives/gpu_proc/staging_plan.h"
+#include "collectives/gpu_proc/gpu_proc_executor.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/node_exchange.h"
+#include "collectives/gpu_proc/node_exchange.h"
 #include "collectives/proc/cleanup_registry.h"
 
 namespace cclab::mpi {
@@ -171,73 +172,65 @@ class GpuProcCommunicator final : public Communicator {
   }
 
   void runLocal(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
-    const int p = nranks();
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, p, algo);
-    checkShape(options, p, algo);
-    checkSlicing(args, p, options.sliceBytes, cuda::kCrossDeviceSliceBytes);
-    const std::size_t elem = sizeOf(args.type);
-    const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+    const PlannedCall call(*this, args, options, cuda::kCrossDeviceSliceBytes);
+    const std::size_t elem = call.elemSize();
+    const plan::BufferCounts& counts = call.counts();
     const std::int64_t slice = cuda::sliceElemsFor(options.sliceBytes, elem, 2);
-    const plan::PlanShape shape{options.channels > 0 ? options.channels : 1,
-                                options.ranksPerNode > 0 ? options.ranksPerNode : world_.ranksPerNode() * k_};
-    const std::size_t inBytes = static_cast<std::size_t>(counts.input) * elem;
-    GpuProcCall call;
+    const plan::PlanShape shape = call.shape(options, 1, world_.ranksPerNode() * k_);
+    GpuProcCall run;
     cuda::BufferAlias alias;
     bool delay = false;
     for (int i = 0; i < k_; ++i) {
       const int rank = world_.rank() * k_ + i;
       const RankBuffers& b = buffers[static_cast<std::size_t>(i)];
-      const bool needOutput = args.collective != plan::Collective::Reduce || rank == args.root;
-      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
-        throw InvalidArgument("cuda proc: rank " + std::to_string(rank) + " passed a null buffer");
+      call.checkBuffers("cuda proc", rank, b);
       LocalRankBuffers lr;
       lr.rank = rank;
-      lr.buffers[0] = regionOf(rank, b.send, inBytes, "input");
-      lr.buffers[1] = regionOf(rank, b.recv, needOutput ? static_cast<std::size_t>(counts.output) * elem : 0, "output");
-      call.ranks.push_back(lr);
+      lr.buffers[0] = regionOf(rank, b.send, call.inputBytes(), "input");
+      lr.buffers[1] = regionOf(rank, b.recv, call.writesOutput(rank) ? call.outputBytes() : 0, "output");
+      run.ranks.push_back(lr);
       // In place: the lowering needs to know (cuda/buffer_alias.h); every rank's alias follows this
       // process's first rank's kind (ranks pass the same layout: NCCL's rule).
       if (i == 0) alias = cuda::detectAlias(args.collective, rank, args.count, elem, b.send, b.recv, counts.input, counts.output);
       delay = delay || (options.straggler.rank == rank && options.straggler.startDelay.count() > 0);
     }
-    const Key key{args.collective, algo, args.count, args.root, shape.channels, shape.ranksPerNode, slice, elem,
+    const Key key{args.collective, call.algorithm(), args.count, args.root, shape.channels, shape.ranksPerNode, slice, elem,
                   static_cast<int>(alias.kind), 0};
-    const Prepared& prep = prepared(key, args, algo, shape, slice, elem, alias);
+    const Prepared& prep = prepared(key, call, shape, slice, elem, alias);
     for (int i = 0; i < k_; ++i)
-      call.ranks[static_cast<std::size_t>(i)].buffers[2] = scratchRegion(i, static_cast<std::size_t>(prep.lowered.scratchCount) * elem);
-    call.lowered = &prep.lowered;
-    call.staging = &prep.staging;
-    call.type = args.type;
-    call.op = args.op;
-    call.timeout = options.timeout;
+      run.ranks[static_cast<std::size_t>(i)].buffers[2] = scratchRegion(i, static_cast<std::size_t>(prep.lowered.scratchCount) * elem);
+    run.lowered = &prep.lowered;
+    run.staging = &prep.staging;
+    run.type = args.type;
+    run.op = args.op;
+    run.timeout = options.timeout;
     if (delay) std::this_thread::sleep_for(options.straggler.startDelay);  // the straggler's whole process arrives late
-    executor_->run(call);
-    for (int i = 0; i < k_; ++i) {
-      const int rank = world_.rank() * k_ + i;
-      const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || rank == args.root);
-      if (args.op == ReduceOp::Avg && reduces) device_->finishAvg(args.type, buffers[static_cast<std::size_t>(i)].recv, counts.output, p);
-    }
+    executor_->run(run);
+    for (int i = 0; i < k_; ++i)
+      if (call.averages(world_.rank() * k_ + i))
+        device_->finishAvg(args.type, buffers[static_cast<std::size_t>(i)].recv, counts.output, call.nranks());
   }
 
-  const Prepared& prepared(const Key& key, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape,
-                           std::int64_t slice, std::size_t elem, const cuda::BufferAlias& alias) {
-    if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-    constexpr std::size_t kMaxCached = 64;
-    if (cache_.size() >= kMaxCached) cache_.clear();
-    const plan::Plan pl = plan::makePlan(args.collective, algo, nranks(), args.count, args.root, shape);
-    std::vector<cuda::BufferAlias> aliases;  // every rank's, from this rank's kind (NCCL's in-place layouts)
-    for (int r = 0; r < nranks(); ++r) {
-      cuda::BufferAlias a{alias.kind, 0};
-      if (alias.kind == cuda::BufferAlias::Kind::InputInOutput) a.offset = plan::inPlaceInputOffset(args.collective, r, args.count);
-      if (alias.kind == cuda::BufferAlias::Kind::OutputInInput) a.offset = plan::inPlaceOutputOffset(args.collective, r, args.count);
-      aliases.push_back(a);
-    }
-    Prepared prep{cuda::lowerPlan(pl, slice, aliases), {}};
-    std::vector<int> nodeOf;
-    for (int r = 0; r < nranks(); ++r) nodeOf.push_back(world_.node(r / k_));
-    prep.staging = cuda::planStaging(prep.lowered, nodeOf, elem);
-    return cache_.emplace(key, std::move(prep)).first->second;
+  // The lowering and staging of a call, cached (fewer entries than a plan cache: a lowering holds
+  // every step of every rank).
+  const Prepared& prepared(const Key& key, const PlannedCall& call, plan::PlanShape shape, std::int64_t slice,
+                           std::size_t elem, const cuda::BufferAlias& alias) {
+    return cache_.get(key, [&] {
+      const CollectiveArgs& args = call.args();
+      const plan::Plan pl = call.makePlan(shape);
+      std::vector<cuda::BufferAlias> aliases;  // every rank's, from this rank's kind (NCCL's in-place layouts)
+      for (int r = 0; r < nranks(); ++r) {
+        cuda::BufferAlias a{alias.kind, 0};
+        if (alias.kind == cuda::BufferAlias::Kind::InputInOutput) a.offset = plan::inPlaceInputOffset(args.collective, r, args.count);
+        if (alias.kind == cuda::BufferAlias::Kind::OutputInInput) a.offset = plan::inPlaceOutputOffset(args.collective, r, args.count);
+        aliases.push_back(a);
+      }
+      Prepared prep{cuda::lowerPlan(pl, slice, aliases), {}};
+      std::vector<int> nodeOf;
+      for (int r = 0; r < nranks(); ++r) nodeOf.push_back(world_.node(r / k_));
+      prep.staging = cuda::planStaging(prep.lowered, nodeOf, elem);
+      return prep;
+    });
   }
 
   int k_;  // ranks per process
@@ -249,7 +242,8 @@ class GpuProcCommunicator final : public Communicator {
   std::map<std::byte*, Allocation> allocations_;
   std::byte* scratch_ = nullptr;
   std::size_t scratchBytes_ = 0;
-  std::map<Key, Prepared> cache_;
+  static constexpr std::size_t kMaxCachedLowerings = 64;
+  PlanCache<Prepared, Key> cache_{kMaxCachedLowerings};
 };
 
 }  // namespace

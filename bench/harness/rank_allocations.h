@@ -1,5 +1,5 @@
 // Every rank's send and receive buffers, allocated once per run at the largest size and reused for
-// every size (a first touch of a fresh 4 KiB page costs 10-15 us on these machines: allocating per
+// every size (a first touch of a fresh 4 KiB page costs 10-15 us: allocating per
 // size would measure the kernel, not the collective). Written once at allocation so no page is fresh
 // when timing starts.
 #pragma once
@@ -25,10 +25,12 @@ RunBuffers largestBuffers(plan::Collective c, std::int64_t maxBytes, const std::
 // expected, poison), each as large as one rank's largest buffer. Saturates at INT64_MAX.
 std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, bool check);
 
-class RankMemory {
+// The memory every local rank owns for a run (Buffers from Communicator::allocate), which hands out
+// each call's RankBuffers (the call vocabulary's send/recv pair, collectives/call/vocabulary.h).
+class RankAllocations {
  public:
   // sendBytes/recvBytes: the most any measured size needs on one rank.
-  RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes);
+  RankAllocations(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes);
 
   // Rank r's buffers for one call (r one of the communicator's localRanks()). In place follows NCCL's layout inside the receive buffer
   // (plan::inPlaceInputOffset / inPlaceOutputOffset).

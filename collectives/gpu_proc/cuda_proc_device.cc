@@ -1,4 +1,4 @@
-#include "collectives/cuda/cuda_proc_device.h"
+#include "collectives/gpu_proc/cuda_proc_device.h"
 
 #include <cuda_runtime_api.h>
 

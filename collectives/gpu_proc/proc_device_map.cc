@@ -1,4 +1,4 @@
-#include "collectives/cuda/proc_device_map.h"
+#include "collectives/gpu_proc/proc_device_map.h"
 
 #include <string>
 

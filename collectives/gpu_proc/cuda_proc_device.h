@@ -8,7 +8,7 @@
 
 #include <memory>
 
-#include "collectives/cuda/proc_device.h"
+#include "collectives/gpu_proc/proc_device.h"
 
 namespace cclab::cuda {
 

@@ -1,4 +1,4 @@
-#include "collectives/mpi/gpu_proc_executor.h"
+#include "collectives/gpu_proc/gpu_proc_executor.h"
 
 #include <sched.h>
 #include <unistd.h>

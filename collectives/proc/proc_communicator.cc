@@ -1,4 +1,4 @@
-#include "collectives/mpi/proc_communicator.h"
+#include "collectives/proc/proc_communicator.h"
 
 #include <sys/statvfs.h>
 
@@ -7,14 +7,12 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <map>
 #include <mutex>
 #include <span>
 #include <thread>
-#include <tuple>
 #include <vector>
 
-#include "collectives/core/knobs.h"
+#include "collectives/call/planned_call.h"
 #include "collectives/host/host_communicator.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -32,15 +30,13 @@ constexpr std::size_t kAlign = 4096;
 
 std::size_t roundUp(std::size_t v, std::size_t a) { return (v + a - 1) / a * a; }
 
+// The segment asked for (0: kDefaultShmBytes), at most /dev/shm's free share.
 std::size_t segmentBytes(std::size_t requested, int ranksOnNode) {
-  std::size_t bytes = requested;
-  if (bytes == 0) {
-    bytes = static_cast<std::size_t>(knobs::integer(knobs::Id::ProcShmBytes).value_or(kDefaultShmBytes));
-    struct statvfs fs {};
-    if (statvfs("/dev/shm", &fs) == 0) {  // leave room for every rank's segment and the control segment
-      const std::size_t freeBytes = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
-      bytes = std::min(bytes, freeBytes / static_cast<std::size_t>(ranksOnNode + 1));
-    }
+  std::size_t bytes = requested == 0 ? kDefaultShmBytes : requested;
+  struct statvfs fs {};
+  if (statvfs("/dev/shm", &fs) == 0) {  // leave room for every rank's segment and the control segment
+    const std::size_t freeBytes = static_cast<std::size_t>(fs.f_bavail) * fs.f_frsize;
+    bytes = std::min(bytes, freeBytes / static_cast<std::size_t>(ranksOnNode + 1));
   }
   return std::max<std::size_t>(roundUp(bytes, 2 * kAlign), 2 * kAlign);
 }
@@ -48,10 +44,10 @@ std::size_t segmentBytes(std::size_t requested, int ranksOnNode) {
 class ProcCommunicator final : public Communicator {
  public:
   // ranksPerNode counts ranks; the World counts processes (K ranks each).
-  explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels) {
+  explicit ProcCommunicator(const ProcConfig& c) : k_(checkedRanksPerProcess(c)), world_(c.ranksPerNode / k_), channels_(c.channels), llMaxBytes_(c.llMaxBytes) {
     if (c.channels < 1 || c.channels > plan::kMaxChannels)
       throw InvalidArgument("proc: channels must be 1.." + std::to_string(plan::kMaxChannels));
-    const bool overMpi = knobs::text(knobs::Id::ProcTransport) == "mpi";  // every pair over MPI (to compare)
+    const bool overMpi = c.overMpi;
     if (k_ > 1 && overMpi)
       throw InvalidArgument("proc: CCLAB_PROC_TRANSPORT=mpi runs one rank per process; -g " + std::to_string(k_) +
                             " ranks per process use shared memory within a node");
@@ -190,8 +186,6 @@ class ProcCommunicator final : public Communicator {
   }
 
  private:
-  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;
-
   static int checkedRanksPerProcess(const ProcConfig& c) {
     if (c.ranksPerProcess < 1 || c.ranksPerProcess > kMaxProcRanksPerProcess)
       throw InvalidArgument("proc: -g " + std::to_string(c.ranksPerProcess) + " ranks per process; 1.." +
@@ -240,31 +234,8 @@ class ProcCommunicator final : public Communicator {
     std::size_t arenaNext = 0;  // [0, workBytes_): staging and scratch; above: the allocate() arena
     int arenaLive = 0;
     std::vector<std::byte> scratch;
-    std::map<PlanKey, Cached> plans;  // node-stable: last stays valid until the map is cleared
-    PlanKey lastKey{};
-    Cached* last = nullptr;
+    PlanCache<Cached> plans;
   };
-
-  Cached& planFor(RankState& st, const CollectiveArgs& a, plan::Algorithm algo, const CollectiveOptions& o) {
-    const plan::PlanShape shape{o.channels > 0 ? o.channels : channels_,
-                                o.ranksPerNode > 0 ? o.ranksPerNode : world_.ranksPerNode() * k_};
-    const PlanKey key{a.collective, algo, a.count, a.root, shape.channels, shape.ranksPerNode};
-    if (st.last && key == st.lastKey) return *st.last;  // a loop of identical calls skips the map
-    auto it = st.plans.find(key);
-    if (it == st.plans.end()) {
-      constexpr std::size_t kMaxCachedPlans = 256;
-      if (st.plans.size() >= kMaxCachedPlans) {
-        st.plans.clear();
-        st.last = nullptr;
-      }
-      Cached c{plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape), {}};
-      c.llFits.fill(-1);
-      it = st.plans.emplace(key, std::move(c)).first;
-    }
-    st.lastKey = key;
-    st.last = &it->second;
-    return it->second;
-  }
 
   // Whether the call runs on the LL rings: one node, its largest buffer at most the LL threshold
   // (kProcLlDefaultMaxBytes, or CCLAB_LL_MAX_BYTES), and the plan fits. Depends on the call only, so
@@ -284,38 +255,31 @@ class ProcCommunicator final : public Communicator {
   void runRank(int k, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) {
     const int rank = globalRank(k);
     RankState& st = *ranks_[static_cast<std::size_t>(k)];
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, nranks(), algo);
-    checkShape(options, nranks(), algo);
-    checkSlicing(args, nranks(), options.sliceBytes, host::kDefaultSliceBytes);
-    Cached& cached = planFor(st, args, algo, options);
+    const PlannedCall call(*this, args, options, host::kDefaultSliceBytes);
+    const plan::PlanShape shape = call.shape(options, channels_, world_.ranksPerNode() * k_);
+    Cached& cached = st.plans.get(planKey(args, call.algorithm(), shape), [&] {
+      Cached c{call.makePlan(shape), {}};
+      c.llFits.fill(-1);
+      return c;
+    });
     const plan::Plan& pl = cached.plan;
-    const std::size_t elem = sizeOf(args.type);
-    const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
-    const std::size_t inBytes = static_cast<std::size_t>(counts.input) * elem;
-    const std::size_t outBytes = static_cast<std::size_t>(counts.output) * elem;
-    const std::size_t scratchBytes = static_cast<std::size_t>(pl.scratchCount) * elem;
-    const bool isRoot = rank == args.root;
-    const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
-    if ((inBytes > 0 && !buffers.send) || (needOutput && outBytes > 0 && !buffers.recv))
-      throw InvalidArgument("proc: rank " + std::to_string(rank) + " passed a null buffer");
+    const std::size_t scratchBytes = static_cast<std::size_t>(pl.scratchCount) * call.elemSize();
+    call.checkBuffers("proc", rank, buffers);
     if (options.straggler.rank == rank && options.straggler.startDelay.count() > 0)
       std::this_thread::sleep_for(options.straggler.startDelay);
-    const std::size_t slice = options.sliceBytes ? options.sliceBytes : host::kDefaultSliceBytes;
-    const auto sliceElems = static_cast<std::int64_t>(std::max<std::size_t>(1, slice / elem));
-    const ReduceFn reduce = hostReduceFn(args.type, args.op);
-    if (onLl(st, cached, elem, std::max(inBytes, outBytes)))
-      runLl(st, pl, buffers, scratchBytes, elem, reduce, options);
+    RunOptions ro = call.runOptions(options, rank);
+    ro.startDelay = {};  // slept above, on every path
+    if (onLl(st, cached, call.elemSize(), std::max(call.inputBytes(), call.outputBytes())))
+      runLl(st, pl, buffers, scratchBytes, ro);
     else if (st.shm)
-      runShared(st, pl, buffers, inBytes, outBytes, scratchBytes, elem, reduce, sliceElems, options);
+      runShared(st, pl, buffers, call.inputBytes(), call.outputBytes(), scratchBytes, ro);
     else
-      runMpi(st, pl, buffers, scratchBytes, elem, reduce, sliceElems, options);
-    const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
-    if (args.op == ReduceOp::Avg && reduces) finishAvg(buffers.recv, static_cast<std::size_t>(counts.output), args.type, nranks());
+      runMpi(st, pl, buffers, scratchBytes, ro);
+    call.finishAvgOnHost(rank, buffers.recv);
   }
 
-  void runShared(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t inBytes, std::size_t outBytes, std::size_t scratchBytes,
-                 std::size_t elem, ReduceFn reduce, std::int64_t sliceElems, const CollectiveOptions& options) {
+  void runShared(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t inBytes, std::size_t outBytes,
+                 std::size_t scratchBytes, RunOptions ro) {
     std::byte* base = st.shm->buffer();
     const bool direct = inSegment(st, buffers.send, inBytes) && inSegment(st, buffers.recv, outBytes);
     const std::size_t staged = direct ? 0 : roundUp(inBytes, kAlign) + roundUp(outBytes, kAlign);
@@ -333,37 +297,22 @@ class ProcCommunicator final : public Communicator {
       if (inBytes) std::memcpy(base + layout.input, buffers.send, inBytes);
     }
     layout.scratch = staged;
-    proc::ShmRunOptions o;
-    o.elemSize = elem;
-    o.reduce = reduce;
-    o.sliceElems = sliceElems;
-    o.timeout = options.timeout;
-    if (oversubscribed_) o.spin = std::chrono::nanoseconds(0);
-    st.shm->run(pl, layout, o);
+    if (oversubscribed_) ro.spin = std::chrono::nanoseconds(0);
+    st.shm->run(pl, layout, ro);
     if (!direct && outBytes && buffers.recv) std::memcpy(buffers.recv, base + layout.output, outBytes);
   }
 
   // On the LL rings: straight from and to the caller's buffers (LL copies into its lines anyway).
-  void runLl(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, std::size_t elem, ReduceFn reduce,
-             const CollectiveOptions& options) {
+  void runLl(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, RunOptions ro) {
     if (st.scratch.size() < scratchBytes) st.scratch.resize(scratchBytes);
-    proc::ShmRunOptions o;
-    o.elemSize = elem;
-    o.reduce = reduce;
-    o.timeout = options.timeout;
-    if (oversubscribed_) o.spin = std::chrono::nanoseconds(0);
-    st.shm->runLl(pl, {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), st.scratch.data()}, o);
+    ro.sliceElems = 0;  // LL moves whole ops
+    if (oversubscribed_) ro.spin = std::chrono::nanoseconds(0);
+    st.shm->runLl(pl, {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), st.scratch.data()}, ro);
   }
 
-  void runMpi(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, std::size_t elem, ReduceFn reduce,
-              std::int64_t sliceElems, const CollectiveOptions& options) {
+  void runMpi(RankState& st, const plan::Plan& pl, RankBuffers buffers, std::size_t scratchBytes, const RunOptions& ro) {
     if (st.scratch.size() < scratchBytes) st.scratch.resize(scratchBytes);
-    MpiRunOptions o;
-    o.elemSize = elem;
-    o.reduce = reduce;
-    o.sliceElems = sliceElems;
-    o.timeout = options.timeout;
-    mpi_->run(pl, {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), st.scratch.data()}, o);
+    mpi_->run(pl, {static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv), st.scratch.data()}, ro);
   }
 
   int k_;  // ranks per process (-g): threads of this process, global ranks world_.rank() * k_ + k
@@ -375,7 +324,7 @@ class ProcCommunicator final : public Communicator {
   std::unique_ptr<MpiExecutor> mpi_;
   bool oversubscribed_ = false;  // more ranks on this node than cores
   std::size_t workBytes_ = 0;    // per rank segment: [0, workBytes_) staging and scratch, above the arena
-  std::size_t llMaxBytes_ = host::llMaxBytesFromEnvironment(kProcLlDefaultMaxBytes);
+  std::size_t llMaxBytes_;
   // The current group call (runGroup with K > 1), read by the pool's workers.
   struct GroupJob {
     const CollectiveArgs* args = nullptr;

@@ -1,4 +1,4 @@
-#include "collectives/mpi/node_exchange.h"
+#include "collectives/gpu_proc/node_exchange.h"
 
 #if __has_include(<mpi-ext.h>)
 #include <mpi-ext.h>

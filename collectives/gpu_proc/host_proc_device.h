@@ -1,4 +1,4 @@
-// A host stand-in for the CUDA device of the multi-process CUDA backend (cuda/proc_device.h), so its
+// A host stand-in for the CUDA device of the multi-process CUDA backend (gpu_proc/proc_device.h), so its
 // executor's protocol — the IPC exchange, progress words, staging between nodes — runs under mpirun
 // on a machine without a GPU: the MPI tests use it, and `CCLAB_CUDA_PROC_STANDIN=host` makes
 // `--backend cuda` under mpirun use it (scripts/gpu_check --rehearse). "Device memory" is a
@@ -16,7 +16,7 @@
 
 #include "collectives/core/dtype.h"
 #include "collectives/core/errors.h"
-#include "collectives/cuda/proc_device.h"
+#include "collectives/gpu_proc/proc_device.h"
 #include "collectives/proc/shm_segment.h"
 
 namespace cclab::mpi {

@@ -1,4 +1,4 @@
-#include "collectives/cuda/staging_plan.h"
+#include "collectives/gpu_proc/staging_plan.h"
 
 #include <map>
 #include <stdexcept>

@@ -1,18 +1,18 @@
 // The multi-process CUDA executor ("GPUs in processes", docs/cuda.md): P processes of K ranks each
-// (global rank = process * K + k), each process on its GPU (cuda/proc_device_map.h), running the CUDA
+// (global rank = process * K + k), each process on its GPU (gpu_proc/proc_device_map.h), running the CUDA
 // backend's lowering (cuda/lowering.h) of a plan for its own ranks only.
 //
 // Per call:
 //  0. arrival: every rank of the node waits (the call's timeout) until the others arrived at the call,
 //     so a late rank is named instead of hanging in the exchange's MPI collective;
 //  1. exchange: every process of a node all-gathers a record of its rank's buffers as CUDA IPC
-//     handles (cuda/ipc_exchange.h over node_exchange.h's MPI transport) and opens its peers' (cached
+//     handles (gpu_proc/ipc_exchange.h over node_exchange.h's MPI transport) and opens its peers' (cached
 //     per handle; mappings no longer listed are closed at the next exchange);
 //  2. its programs (one per (rank, plan channel)) advance side by side: each runs its next step as soon
 //     as the steps it names on the same node are done (progress words in a shared segment of the
 //     node, polled; no progress for the call's timeout is a TimeoutError naming what it waited for)
 //     and reads the source — its own memory, a peer's through the IPC mapping, or for a peer on
-//     another node the staged message (cuda/staging_plan.h: the sender copied it into pinned host
+//     another node the staged message (gpu_proc/staging_plan.h: the sender copied it into pinned host
 //     memory after its `ready` step and sent it with MPI_Isend; this rank posted every MPI_Irecv at
 //     the start) — and reduce-copies on the device; then it publishes its progress, snapshots the
 //     messages whose data is now ready, and posts the sends due;
@@ -30,12 +30,12 @@
 #include <memory>
 #include <vector>
 
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 #include "collectives/cuda/lowering.h"
-#include "collectives/cuda/proc_device.h"
-#include "collectives/cuda/staging_plan.h"
+#include "collectives/gpu_proc/proc_device.h"
+#include "collectives/gpu_proc/staging_plan.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/node_exchange.h"
+#include "collectives/gpu_proc/node_exchange.h"
 #include "collectives/proc/shared_wait.h"
 #include "collectives/proc/shm_segment.h"
 

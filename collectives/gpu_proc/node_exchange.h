@@ -1,7 +1,7 @@
 // MPI pieces of the multi-process CUDA backend ("GPUs in processes"):
 //  - NodeComm: a communicator of the ranks of one node (real, or emulated with ranksPerNode: the
 //    World's node numbers, so emulated nodes are separate here too);
-//  - MpiRecordTransport: the IPC record all-gather (cuda/ipc_exchange.h) over it, as MPI_Allgather of
+//  - MpiRecordTransport: the IPC record all-gather (gpu_proc/ipc_exchange.h) over it, as MPI_Allgather of
 //    the lengths, then MPI_Allgatherv of the bytes;
 //  - cudaAwareMpi(): whether this MPI can take device pointers (OpenMPI's MPIX_CUDA_AWARE_SUPPORT at
 //    build time and MPIX_Query_cuda_support() at run time). Debian's OpenMPI 4.1 here is built
@@ -12,7 +12,7 @@
 
 #include <string>
 
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 #include "collectives/mpi/mpi_world.h"
 
 namespace cclab::mpi {

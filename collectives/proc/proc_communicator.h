@@ -15,7 +15,7 @@
 
 #include <memory>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 
 namespace cclab::mpi {
 
@@ -34,9 +34,13 @@ struct ProcConfig {
   int ranksPerProcess = 1;  // the benchmarks' -g under mpirun: 1..kMaxProcRanksPerProcess (> 1: not with CCLAB_PROC_TRANSPORT=mpi)
   int ranksPerNode = 0;     // > 0: emulate nodes of this many consecutive ranks (MPI between them); a multiple of K
   int channels = 1;         // plan channels (plan.h)
-  // Bytes of this rank's shared segment (half for allocate(), half for staging and scratch); 0: the
-  // environment's CCLAB_PROC_SHM_BYTES, else 1 GiB, at most what /dev/shm has free per rank.
+  // Bytes of this rank's shared segment (half for allocate(), half for staging and scratch), at most
+  // what /dev/shm has free per rank; 0: 1 GiB (the factory passes CCLAB_PROC_SHM_BYTES when set).
   std::size_t shmBytes = 0;
+  // Every pair over MPI, shared memory unused (CCLAB_PROC_TRANSPORT=mpi, to compare); one rank per process.
+  bool overMpi = false;
+  // Calls up to this many bytes (largest buffer) run on the LL rings (CCLAB_LL_MAX_BYTES); 0: never.
+  std::size_t llMaxBytes = kProcLlDefaultMaxBytes;
 };
 
 // Throws InvalidArgument for an unsupported config, Error when MPI or the segments fail.

@@ -1,6 +1,6 @@
 // The CUDA backend under mpirun (`--backend cuda` launched by an MPI launcher; "GPUs in
 // processes"): P processes of K ranks each (global rank = process * K + k; -g K, default 1), each
-// process on one GPU (cuda/proc_device_map.h), plans run by the multi-process executor
+// process on one GPU (gpu_proc/proc_device_map.h), plans run by the multi-process executor
 // (gpu_proc_executor.h: CUDA IPC within a node, pinned staging and MPI between nodes). Buffers must
 // come from allocate() (device memory exported by IPC handle); a call on other memory is refused
 // naming the rank. Calls are synchronous (synchronize() has nothing to wait for). With K > 1 a call
@@ -13,8 +13,8 @@
 #include <functional>
 #include <memory>
 
-#include "collectives/communicator.h"
-#include "collectives/cuda/proc_device.h"
+#include "collectives/call/communicator_base.h"
+#include "collectives/gpu_proc/proc_device.h"
 
 namespace cclab::mpi {
 

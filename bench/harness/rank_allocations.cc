@@ -1,5 +1,5 @@
-// Every rank's buffers for a run, and the host memory a run needs before it allocates (rank_memory.h).
-#include "bench/harness/rank_memory.h"
+// Every rank's buffers for a run, and the host memory a run needs before it allocates (rank_allocations.h).
+#include "bench/harness/rank_allocations.h"
 
 #include <algorithm>
 
@@ -32,7 +32,7 @@ std::int64_t hostBytesNeeded(const RunBuffers& b, int nranks, bool ranksOnHost, 
   return conventions::saturatingBytes(nranks, conventions::saturatingBytes(1, send, recv), staging);
 }
 
-RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {
+RankAllocations::RankAllocations(Communicator& comm, std::size_t sendBytes, std::size_t recvBytes) : recvBytes_(recvBytes) {
   const int n = comm.nranks();
   send_.resize(static_cast<std::size_t>(n));
   recv_.resize(static_cast<std::size_t>(n));
@@ -44,7 +44,7 @@ RankMemory::RankMemory(Communicator& comm, std::size_t sendBytes, std::size_t re
   }
 }
 
-RankBuffers RankMemory::buffersFor(int rank, plan::Collective c, const CollectiveShape& shape, std::size_t elemSize,
+RankBuffers RankAllocations::buffersFor(int rank, plan::Collective c, const CollectiveShape& shape, std::size_t elemSize,
                                    bool inPlace) const {
   auto* recv = static_cast<std::byte*>(recv_[static_cast<std::size_t>(rank)].data());
   if (!inPlace) return {send_[static_cast<std::size_t>(rank)].data(), recv};

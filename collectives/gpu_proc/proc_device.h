@@ -1,4 +1,4 @@
-// What the multi-process CUDA executor (collectives/mpi/gpu_proc_executor.h) needs from a device:
+// What the multi-process CUDA executor (collectives/gpu_proc/gpu_proc_executor.h) needs from a device:
 // memory that peers of the node can import by a 64-byte handle (CUDA IPC), host memory the device
 // reads and writes (pinned, for the staging between nodes), and synchronous reduce-copies. The CUDA
 // implementation is cuda::makeCudaProcDevice (cuda_proc_device.h, cudaIpcGetMemHandle /
@@ -11,7 +11,7 @@
 #include <string>
 
 #include "collectives/core/dtype.h"
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 
 namespace cclab::cuda {
 
