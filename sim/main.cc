@@ -27,6 +27,7 @@
 #include "sim/crossover.h"
 #include "sim/effective_params.h"
 #include "sim/measured.h"
+#include "sim/nccl_topology.h"
 #include "sim/predictor.h"
 #include "sim/presets.h"
 #include "sim/replay.h"
@@ -74,6 +75,8 @@ struct Common {
   }
 
   TopologySpec spec() const {
+    // NCCL topology dumps: --nodes copies of one file (or one per listed file), then -g/--gpus as any.
+    if (auto x = resolveNcclTopology(topo, nodes)) return resized(std::move(*x), nranks, 0, gpus);
     TopologySpec s = resolveTopology(topo);
     return resized(std::move(s), nranks, nodes, gpus);
   }
@@ -260,7 +263,9 @@ int runScale(const ScaleCmd& cmd) {
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
   for (int n : nodeCounts) {
     TopologySpec spec = resolveTopology(common.topo);
-    if (spec.kind == TopologyKind::Cluster)
+    if (isNcclTopologyArg(common.topo))
+      spec = *resolveNcclTopology(common.topo, n);  // n copies of the dump's node
+    else if (spec.kind == TopologyKind::Cluster)
       spec = resized(spec, 0, n, common.gpus);
     else
       spec = resized(spec, n * std::max(1, common.gpus));
@@ -485,8 +490,14 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   return 0;
 }
 
-int runTopo(const std::string& name, const std::string& out, bool describe) {
-  const TopologySpec spec = resolveTopology(name);
+int runTopo(const std::string& name, const std::string& out, bool describe, const std::string& fromNccl, int nodes) {
+  if (name.empty() == fromNccl.empty()) throw InvalidArgument("topo: give a preset or file, or --from-nccl FILE.xml[,FILE.xml...]");
+  const TopologySpec spec = fromNccl.empty() ? resolveTopology(name) : *resolveNcclTopology(fromNccl, nodes);
+  if (!fromNccl.empty() && !isNcclTopologyArg(fromNccl)) throw InvalidArgument("--from-nccl '" + fromNccl + "' names no .xml file");
+  if (describe && !fromNccl.empty()) {
+    std::stringstream in(fromNccl);
+    for (std::string part; std::getline(in, part, ',');) std::cout << "# " << part << ":\n" << sim::describe(summarize(loadNcclSystem(part)));
+  }
   if (describe) {
     const Topology topo(spec);
     std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, sim::name(spec.kind), topo.nranks(), topo.resources().size());
@@ -574,7 +585,11 @@ int main(int argc, char** argv) {
   std::string topoName, topoOut;
   bool describe = false;
   auto* topoApp = app.add_subcommand("topo", "print a preset or file as a topology file (JSON), or its links");
-  topoApp->add_option("name", topoName, "preset or file")->required();
+  std::string topoFromNccl;
+  int topoNodes = 0;
+  topoApp->add_option("name", topoName, "preset or file");
+  topoApp->add_option("--from-nccl", topoFromNccl, "NCCL topology dump(s) (NCCL_TOPO_DUMP_FILE), comma separated: one per node");
+  topoApp->add_option("--nodes", topoNodes, "with --from-nccl and one file: this many copies of its node")->check(CLI::Range(1, kMaxTopologyRanks));
   topoApp->add_option("-o,--output", topoOut, "write to this file");
   topoApp->add_flag("--describe", describe, "list the expanded links and their parameters");
 
@@ -604,7 +619,7 @@ int main(int argc, char** argv) {
     if (scaleApp->parsed()) return runScale(scale);
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
-    if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
+    if (topoApp->parsed()) return runTopo(topoName, topoOut, describe, topoFromNccl, topoNodes);
     if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices, benchProtocol);
     return 2;
   } catch (const std::exception& e) {

@@ -1,0 +1,530 @@
+#include "sim/nccl_topology.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
+
+#include <fmt/format.h>
+#include <pugixml.hpp>
+
+#include "sim/json_file.h"
+#include "sim/link_specs.h"
+
+namespace cclab::sim {
+namespace {
+
+// Most GPUs, NICs and PCI elements one dump may hold (a node has tens; this only bounds bad input).
+constexpr std::size_t kMaxElements = 4096;
+
+struct Reader {
+  const std::string& source;
+  const std::string& text;
+  NcclSystem out;
+  std::size_t elements = 0;
+
+  [[noreturn]] void fail(const pugi::xml_node& n, const std::string& attr, const std::string& what) const {
+    const auto at = static_cast<std::size_t>(std::max<std::ptrdiff_t>(0, n.offset_debug()));
+    const auto line = 1 + std::count(text.begin(), text.begin() + static_cast<std::ptrdiff_t>(std::min(at, text.size())), '\n');
+    throw TopologyError(fmt::format("nccl topology '{}' line {}: <{}>{} {}", source, line, n.name(),
+                                    attr.empty() ? "" : " attribute '" + attr + "'", what));
+  }
+  std::string str(const pugi::xml_node& n, const char* attr, bool required) const {
+    const pugi::xml_attribute a = n.attribute(attr);
+    if (!a) {
+      if (required) fail(n, attr, "is missing");
+      return {};
+    }
+    return a.value();
+  }
+  // A whole decimal (or 0x hex when hex) integer in [lo, hi].
+  long long integer(const pugi::xml_node& n, const char* attr, long long lo, long long hi, bool required, long long fallback,
+                    bool hex = false) const {
+    const std::string v = str(n, attr, required);
+    if (v.empty() && !required) return fallback;
+    const bool isHex = hex && v.size() > 2 && v[0] == '0' && (v[1] == 'x' || v[1] == 'X');
+    errno = 0;
+    char* end = nullptr;
+    const long long x = std::strtoll(v.c_str() + (isHex ? 2 : 0), &end, isHex ? 16 : 10);
+    if (v.empty() || errno != 0 || *end != '\0' || x < lo || x > hi)
+      fail(n, attr, fmt::format("must be {}an integer in {}..{} (got '{}')", hex ? "a hex or decimal " : "", lo, hi, v));
+    return x;
+  }
+  double number(const pugi::xml_node& n, const char* attr, double lo, double hi) const {
+    const std::string v = str(n, attr, true);
+    errno = 0;
+    char* end = nullptr;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || errno != 0 || *end != '\0' || !std::isfinite(x) || x < lo || x > hi)
+      fail(n, attr, fmt::format("must be a number in {}..{} (got '{}')", lo, hi, v));
+    return x;
+  }
+  // link_speed "16.0 GT/s PCIe", "32.0 GT/s", "8 GT/s"; link_width "16" (0 in virtual machines).
+  NcclPciLink link(const pugi::xml_node& n) const {
+    NcclPciLink l;
+    const std::string speed = str(n, "link_speed", false);
+    if (!speed.empty()) {
+      char* end = nullptr;
+      errno = 0;
+      l.gtPerSecond = std::strtod(speed.c_str(), &end);
+      const std::string rest = end;
+      if (end == speed.c_str() || errno != 0 || (rest != " GT/s" && rest != " GT/s PCIe") || !specs::pciePerLane(l.gtPerSecond))
+        fail(n, "link_speed", "must be a PCIe rate: 2.5, 5, 8, 16, 32 or 64 GT/s (got '" + speed + "')");
+    }
+    l.width = static_cast<int>(integer(n, "link_width", 0, 32, false, 0));
+    if (l.width != 0 && (l.width & (l.width - 1)) != 0) fail(n, "link_width", "must be 0, 1, 2, 4, 8, 16 or 32");
+    return l;
+  }
+
+  void count(const pugi::xml_node& n) {
+    if (++elements > kMaxElements) fail(n, "", fmt::format("is past {} elements: not a node's topology", kMaxElements));
+  }
+
+  void cpu(const pugi::xml_node& n) {
+    count(n);
+    const int numa = static_cast<int>(integer(n, "numaid", -1, 1 << 20, false, -1));
+    const int id = static_cast<int>(out.devices.size());
+    out.devices.push_back({fmt::format("cpu{}", numa < 0 ? id : numa), -1, id, {}});
+    children(n, id, id);
+  }
+  void children(const pugi::xml_node& n, int parent, int cpuId) {
+    for (const pugi::xml_node& c : n.children()) {
+      if (c.type() != pugi::node_element) continue;
+      const std::string name = c.name();
+      if (name == "pci") pci(c, parent, cpuId);
+      else if (name == "gpu") gpu(c, parent);
+      else if (name == "nic") nic(c, parent);
+      else fail(c, "", fmt::format("is not an element NCCL writes inside <{}> (pci, gpu, nic)", n.name()));
+    }
+  }
+  void pci(const pugi::xml_node& n, int parent, int cpuId) {
+    count(n);
+    std::string bus = str(n, "busid", true);
+    std::transform(bus.begin(), bus.end(), bus.begin(), [](unsigned char c) { return std::tolower(c); });
+    const int id = static_cast<int>(out.devices.size());
+    out.devices.push_back({bus, parent, cpuId, link(n)});
+    pciDevice_ = static_cast<unsigned>(integer(n, "device", 0, 0xffff, false, 0, true));
+    children(n, id, cpuId);
+  }
+  void gpu(const pugi::xml_node& n, int device) {
+    count(n);
+    NcclGpu g;
+    g.dev = static_cast<int>(integer(n, "dev", 0, 1 << 16, true, 0));
+    g.rank = static_cast<int>(integer(n, "rank", -1, 1 << 30, false, -1));
+    g.sm = static_cast<int>(integer(n, "sm", 10, 200, true, 0));
+    g.device = device;
+    g.pciDevice = pciDevice_;
+    for (const pugi::xml_node& c : n.children()) {
+      if (c.type() != pugi::node_element) continue;
+      const std::string name = c.name();
+      if (name == "c2c") continue;  // the Grace-Hopper CPU link: not modelled
+      if (name != "nvlink") fail(c, "", "is not an element NCCL writes inside <gpu> (nvlink, c2c)");
+      count(c);
+      NcclNvLink l;
+      l.target = str(c, "target", true);
+      std::transform(l.target.begin(), l.target.end(), l.target.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      l.count = static_cast<int>(integer(c, "count", 1, 64, true, 0));
+      g.nvlinks.push_back(l);
+    }
+    for (const auto& other : out.gpus)
+      if (other.dev == g.dev) fail(n, "dev", fmt::format("{} appears twice", g.dev));
+    out.gpus.push_back(std::move(g));
+  }
+  void nic(const pugi::xml_node& n, int device) {
+    count(n);
+    for (const pugi::xml_node& c : n.children()) {
+      if (c.type() != pugi::node_element) continue;
+      if (std::string(c.name()) != "net") fail(c, "", "is not an element NCCL writes inside <nic> (net)");
+      count(c);
+      NcclNet net;
+      net.name = str(c, "name", false);
+      net.dev = static_cast<int>(integer(c, "dev", 0, 1 << 16, false, static_cast<long long>(out.nets.size())));
+      // Mb/s; 1 Gb/s .. 100 Tb/s
+      net.speedMbps = number(c, "speed", 1000, 1e8);
+      net.device = device;
+      out.nets.push_back(net);
+    }
+  }
+  unsigned pciDevice_ = 0;
+};
+
+// Device ids from a device up to its CPU, the device first.
+std::vector<int> ancestors(const NcclSystem& s, int d) {
+  std::vector<int> a;
+  for (int x = d; x >= 0; x = s.devices[static_cast<std::size_t>(x)].parent) a.push_back(x);
+  return a;
+}
+
+// Links between two devices of the tree (cross-socket: both up to their CPU, one socket link).
+int hops(const NcclSystem& s, int a, int b) {
+  const auto pa = ancestors(s, a), pb = ancestors(s, b);
+  if (pa.back() != pb.back()) return static_cast<int>(pa.size() + pb.size() - 1);
+  const std::set<int> inA(pa.begin(), pa.end());
+  for (std::size_t j = 0; j < pb.size(); ++j)
+    if (inA.count(pb[j])) {
+      const auto i = static_cast<std::size_t>(std::find(pa.begin(), pa.end(), pb[j]) - pa.begin());
+      return static_cast<int>(i + j);
+    }
+  return static_cast<int>(pa.size() + pb.size());
+}
+
+[[noreturn]] void bad(const NcclSystem& s, const std::string& what) {
+  throw TopologyError("nccl topology '" + s.source + "': " + what);
+}
+
+GBps linkOf(const NcclSystem& s, int device, const char* role) {
+  const NcclDevice& d = s.devices[static_cast<std::size_t>(device)];
+  if (d.parent < 0) return 0;  // directly on the CPU: no PCIe link of its own
+  if (d.link.gtPerSecond == 0) bad(s, fmt::format("<pci busid='{}'> ({}) has no attribute 'link_speed'", d.busId, role));
+  return d.link.bandwidth();
+}
+
+GBps reduceRate(const NcclGpu& g) {
+  if (auto b = specs::gpuMemoryBandwidth(g.pciDevice)) return *b;
+  // By architecture when the device id is not in the table: H100 SXM5, A100 80GB, V100 (link_specs.h).
+  if (g.sm >= 90) return 3350;
+  if (g.sm >= 80) return 2039;
+  if (g.sm >= 70) return 900;
+  return 0;
+}
+
+}  // namespace
+
+GBps NcclPciLink::bandwidth() const {
+  const auto lane = specs::pciePerLane(gtPerSecond);
+  return lane ? *lane * (width == 0 ? 16 : width) : 0;
+}
+
+NcclSystem parseNcclSystem(const std::string& xml, const std::string& source) {
+  pugi::xml_document doc;
+  const pugi::xml_parse_result r = doc.load_buffer(xml.data(), xml.size());
+  if (!r) {
+    const auto line = 1 + std::count(xml.begin(), xml.begin() + std::min<std::ptrdiff_t>(r.offset, static_cast<std::ptrdiff_t>(xml.size())), '\n');
+    throw TopologyError(fmt::format("nccl topology '{}' line {}: not well-formed XML: {}", source, line, r.description()));
+  }
+  Reader rd{source, xml, {}, 0, 0};
+  rd.out.source = source;
+  const pugi::xml_node system = doc.document_element();
+  if (std::string(system.name()) != "system") throw TopologyError("nccl topology '" + source + "': the root element is <" + std::string(system.name()) + ">, not <system>");
+  rd.integer(system, "version", 0, 1 << 20, true, 0);
+  for (const pugi::xml_node& c : system.children()) {
+    if (c.type() != pugi::node_element) continue;
+    if (std::string(c.name()) != "cpu") rd.fail(c, "", "is not an element NCCL writes inside <system> (cpu)");
+    rd.cpu(c);
+  }
+  NcclSystem& s = rd.out;
+  if (s.gpus.empty()) bad(s, "no <gpu> element: a dump names the GPUs NCCL ran on");
+  std::sort(s.gpus.begin(), s.gpus.end(), [](const NcclGpu& a, const NcclGpu& b) { return a.dev < b.dev; });
+  for (const auto& g : s.gpus)
+    if (g.sm != s.gpus[0].sm) bad(s, fmt::format("GPUs of different SM versions ({} and {}): one architecture per node", g.sm, s.gpus[0].sm));
+  return s;
+}
+
+NcclSystem loadNcclSystem(const std::string& path) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) throw TopologyError("nccl topology '" + path + "': is a directory");
+  std::ifstream in(path, std::ios::binary);
+  if (!in) throw TopologyError("nccl topology '" + path + "': cannot open it");
+  const auto size = std::filesystem::file_size(path, ec);
+  if (!ec && size > kMaxInputFileBytes) throw TopologyError("nccl topology '" + path + "': larger than 64 MiB: not a topology dump");
+  std::ostringstream text;
+  text << in.rdbuf();
+  return parseNcclSystem(text.str(), path);
+}
+
+NcclNodeSummary summarize(const NcclSystem& s) {
+  NcclNodeSummary r;
+  r.gpus = static_cast<int>(s.gpus.size());
+  r.sm = s.gpus[0].sm;
+  std::map<std::string, int> gpuOfBus;
+  for (int i = 0; i < r.gpus; ++i) gpuOfBus[s.devices[static_cast<std::size_t>(s.gpus[static_cast<std::size_t>(i)].device)].busId] = i;
+  bool allSwitch = true, anyPair = false;
+  std::set<std::pair<int, int>> pairs;
+  for (int i = 0; i < r.gpus; ++i) {
+    int toSwitch = 0;
+    for (const auto& l : s.gpus[static_cast<std::size_t>(i)].nvlinks) {
+      auto it = gpuOfBus.find(l.target);
+      if (it == gpuOfBus.end()) {
+        toSwitch += l.count;
+      } else {
+        anyPair = true;
+        pairs.insert({std::min(i, it->second), std::max(i, it->second)});
+      }
+    }
+    if (toSwitch == 0) allSwitch = false;
+    const bool hasNvlink = !s.gpus[static_cast<std::size_t>(i)].nvlinks.empty();
+    if (hasNvlink && !specs::nvlinkPerLink(r.sm))
+      bad(s, fmt::format("<gpu dev='{}'> attribute 'sm' {} has no NVLink generation (link_specs.h) but the GPU has <nvlink>", i, r.sm));
+    if (toSwitch > 0) {
+      const GBps bw = toSwitch * *specs::nvlinkPerLink(r.sm);
+      r.nvlinkPerGpu = i == 0 || r.nvlinkPerGpu == 0 ? bw : std::min(r.nvlinkPerGpu, bw);
+    }
+  }
+  r.nvswitch = allSwitch && !anyPair;
+  if (!r.nvswitch) r.nvlinkPerGpu = 0;
+  r.nvlinkPairs = static_cast<int>(pairs.size());
+  // Each GPU on its nearest NIC: fewest PCIe hops, then the NIC with fewer GPUs so far, then the first.
+  const int nets = static_cast<int>(s.nets.size());
+  r.gpusOfNic.assign(static_cast<std::size_t>(nets), {});
+  for (const auto& n : s.nets) r.nicBandwidth.push_back(n.speedMbps / 8000.0);
+  r.rankOfGpu.resize(static_cast<std::size_t>(r.gpus));
+  for (int i = 0; i < r.gpus; ++i) r.rankOfGpu[static_cast<std::size_t>(i)] = i;
+  if (nets == 0) return r;
+  std::vector<int> nicOf(static_cast<std::size_t>(r.gpus));
+  for (int i = 0; i < r.gpus; ++i) {
+    int best = -1, bestHops = 0;
+    for (int n = 0; n < nets; ++n) {
+      const int h = hops(s, s.gpus[static_cast<std::size_t>(i)].device, s.nets[static_cast<std::size_t>(n)].device);
+      if (best < 0 || h < bestHops ||
+          (h == bestHops && r.gpusOfNic[static_cast<std::size_t>(n)].size() < r.gpusOfNic[static_cast<std::size_t>(best)].size())) {
+        best = n;
+        bestHops = h;
+      }
+    }
+    nicOf[static_cast<std::size_t>(i)] = best;
+    r.gpusOfNic[static_cast<std::size_t>(best)].push_back(s.gpus[static_cast<std::size_t>(i)].dev);
+    const GBps pcie = std::min(linkOf(s, s.gpus[static_cast<std::size_t>(i)].device, "a GPU"),
+                               linkOf(s, s.nets[static_cast<std::size_t>(best)].device, "a NIC"));
+    if (pcie > 0) r.gpuNicPcie = r.gpuNicPcie == 0 ? pcie : std::min(r.gpuNicPcie, pcie);
+  }
+  // Cluster order: the used NICs by their first GPU; each NIC's GPUs get consecutive ranks.
+  std::vector<int> used;
+  for (int n = 0; n < nets; ++n)
+    if (!r.gpusOfNic[static_cast<std::size_t>(n)].empty()) used.push_back(n);
+  std::sort(used.begin(), used.end(), [&](int a, int b) { return r.gpusOfNic[static_cast<std::size_t>(a)][0] < r.gpusOfNic[static_cast<std::size_t>(b)][0]; });
+  int next = 0;
+  for (int n : used)
+    for (int dev : r.gpusOfNic[static_cast<std::size_t>(n)])
+      for (int i = 0; i < r.gpus; ++i)
+        if (s.gpus[static_cast<std::size_t>(i)].dev == dev) r.rankOfGpu[static_cast<std::size_t>(i)] = next++;
+  return r;
+}
+
+namespace {
+
+int usedNics(const NcclNodeSummary& s) {
+  return static_cast<int>(std::count_if(s.gpusOfNic.begin(), s.gpusOfNic.end(), [](const auto& v) { return !v.empty(); }));
+}
+GBps slowestUsedNic(const NcclNodeSummary& s) {
+  GBps b = 0;
+  for (std::size_t n = 0; n < s.gpusOfNic.size(); ++n)
+    if (!s.gpusOfNic[n].empty()) b = b == 0 ? s.nicBandwidth[n] : std::min(b, s.nicBandwidth[n]);
+  return b;
+}
+// The cluster kind fits: every node alike, on NVSwitches, K NICs each serving G/K GPUs.
+bool clusterFits(const std::vector<NcclNodeSummary>& ns) {
+  const auto& a = ns[0];
+  const int k = usedNics(a);
+  if (!a.nvswitch || k == 0 || a.gpus % k != 0 || a.gpuNicPcie <= 0) return false;
+  for (const auto& v : a.gpusOfNic)
+    if (!v.empty() && static_cast<int>(v.size()) != a.gpus / k) return false;
+  for (const auto& b : ns)
+    if (!b.nvswitch || b.gpus != a.gpus || b.sm != a.sm || b.nvlinkPerGpu != a.nvlinkPerGpu || usedNics(b) != k ||
+        b.gpuNicPcie != a.gpuNicPcie || slowestUsedNic(b) != slowestUsedNic(a) || b.gpusOfNic.size() != a.gpusOfNic.size())
+      return false;
+  for (const auto& b : ns)
+    for (std::size_t n = 0; n < b.gpusOfNic.size(); ++n)
+      if (!b.gpusOfNic[n].empty() && static_cast<int>(b.gpusOfNic[n].size()) != a.gpus / k) return false;
+  return true;
+}
+
+void commonFields(TopologySpec& t, const NcclSystem& first, const NcclNodeSummary& s, bool nvlink) {
+  t.llProtocol = true;
+  t.ll128Protocol = nvlink && s.sm >= 70;  // NCCL runs LL128 over NVLink on sm_70+ (src/graph/tuning.cc)
+  t.computeCapability = s.sm;
+  const GBps reduce = reduceRate(first.gpus[0]);
+  t.compute.reduceBandwidth = reduce;
+  t.compute.copyBandwidth = reduce / 2;
+  t.compute.launchLatency = specs::kKernelLaunch;
+}
+
+std::string className(const char* kind, double x) { return fmt::format("{}_{}", kind, x); }
+
+// The dump's own tree as a graph; several nodes join through their used NICs on one fabric.
+TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<NcclNodeSummary>& sums) {
+  TopologySpec t;
+  t.kind = TopologyKind::Graph;
+  bool anyNvlink = false;
+  int rank = 0;
+  const bool multi = nodes.size() > 1;
+  GBps fastestNic = 0;
+  if (multi)
+    for (const auto& s : sums) fastestNic = std::max(fastestNic, slowestUsedNic(s));
+  auto addClass = [&](const std::string& name, LinkClass c) { t.classes.emplace(name, c); return name; };
+  for (std::size_t k = 0; k < nodes.size(); ++k) {
+    const NcclSystem& s = nodes[k];
+    const NcclNodeSummary& sum = sums[k];
+    const std::string pre = multi ? fmt::format("n{}.", k) : "";
+    // Which devices are GPUs, NICs, or lie on the way to one.
+    std::map<int, std::string> nameOf;
+    std::vector<bool> needed(s.devices.size(), false);
+    for (std::size_t i = 0; i < s.gpus.size(); ++i) {
+      nameOf[s.gpus[i].device] = fmt::format("rank{}", rank + sum.rankOfGpu[i]);
+      for (int d : ancestors(s, s.gpus[i].device)) needed[static_cast<std::size_t>(d)] = true;
+    }
+    std::vector<int> nicNodes;
+    if (multi)
+      for (std::size_t n = 0; n < s.nets.size(); ++n)
+        if (!sum.gpusOfNic[n].empty()) {
+          if (nameOf.count(s.nets[n].device)) bad(s, "a GPU and a NIC on one <pci> element");
+          nameOf[s.nets[n].device] = pre + fmt::format("nic{}", n);
+          nicNodes.push_back(static_cast<int>(n));
+          for (int d : ancestors(s, s.nets[n].device)) needed[static_cast<std::size_t>(d)] = true;
+        }
+    for (std::size_t d = 0; d < s.devices.size(); ++d)
+      if (needed[d] && !nameOf.count(static_cast<int>(d))) {
+        const std::string n = pre + (s.devices[d].parent < 0 ? s.devices[d].busId : "pci:" + s.devices[d].busId);
+        nameOf[static_cast<int>(d)] = n;
+        t.graphNodes.push_back({n, ""});
+      }
+    for (const auto& [id, name] : nameOf)
+      if (name.rfind(pre + "nic", 0) == 0 && multi) t.graphNodes.push_back({name, ""});
+    // PCIe links, each device to its parent.
+    for (std::size_t d = 0; d < s.devices.size(); ++d) {
+      const NcclDevice& dev = s.devices[d];
+      if (!needed[d] || dev.parent < 0) continue;
+      const GBps bw = linkOf(s, static_cast<int>(d), "on a GPU's or NIC's path");
+      const std::string cls = addClass(className("pcie", bw), {specs::kPcieLatency, bw, specs::kPcieEfficiency});
+      t.graphLinks.push_back({nameOf[static_cast<int>(d)], nameOf[dev.parent], cls});
+    }
+    // CPU sockets of the node, each pair joined.
+    std::vector<int> cpus;
+    for (std::size_t d = 0; d < s.devices.size(); ++d)
+      if (needed[d] && s.devices[d].parent < 0) cpus.push_back(static_cast<int>(d));
+    for (std::size_t i = 0; i < cpus.size(); ++i)
+      for (std::size_t j = i + 1; j < cpus.size(); ++j)
+        t.graphLinks.push_back({nameOf[cpus[i]], nameOf[cpus[j]], addClass("socket", {specs::kSocketLatency, specs::kSocketLink, 1.0})});
+    // NVLinks: to the node's NVSwitch, or between GPUs (each pair once, its links summed).
+    std::map<std::string, int> gpuOfBus;
+    for (std::size_t i = 0; i < s.gpus.size(); ++i) gpuOfBus[s.devices[static_cast<std::size_t>(s.gpus[i].device)].busId] = static_cast<int>(i);
+    std::map<std::pair<int, int>, int> pairLinks;
+    bool switchAdded = false;
+    for (std::size_t i = 0; i < s.gpus.size(); ++i) {
+      int toSwitch = 0;
+      for (const auto& l : s.gpus[i].nvlinks) {
+        auto it = gpuOfBus.find(l.target);
+        if (it == gpuOfBus.end()) toSwitch += l.count;
+        else if (it->second != static_cast<int>(i)) pairLinks[{std::min<int>(static_cast<int>(i), it->second), std::max<int>(static_cast<int>(i), it->second)}] += l.count;
+      }
+      if (toSwitch > 0) {
+        anyNvlink = true;
+        if (!switchAdded) t.graphNodes.push_back({pre + "nvswitch", ""});
+        switchAdded = true;
+        const GBps bw = toSwitch * *specs::nvlinkPerLink(sum.sm);
+        t.graphLinks.push_back({nameOf[s.gpus[i].device], pre + "nvswitch",
+                                addClass(className("nvlink", bw), {specs::kNvlinkLatency, bw, specs::kNvlinkEfficiency})});
+      }
+    }
+    for (const auto& [pr, links] : pairLinks) {
+      anyNvlink = true;
+      // Each side lists the pair's links: count them once.
+      const int n = std::max(1, links / 2);
+      const GBps bw = n * *specs::nvlinkPerLink(sum.sm);
+      t.graphLinks.push_back({nameOf[s.gpus[static_cast<std::size_t>(pr.first)].device], nameOf[s.gpus[static_cast<std::size_t>(pr.second)].device],
+                              addClass(className("nvlink", bw), {specs::kNvlinkLatency, bw, specs::kNvlinkEfficiency})});
+    }
+    for (int n : nicNodes) {
+      const GBps bw = sum.nicBandwidth[static_cast<std::size_t>(n)];
+      // Class "nic" (the proxy's latency, Topology::isNic) for the fastest NICs, a class per speed for others.
+      const std::string cls = bw == fastestNic ? "nic" : className("nic", bw);
+      t.graphLinks.push_back({nameOf[s.nets[static_cast<std::size_t>(n)].device], "fabric", addClass(cls, {specs::kNicLatency, bw, specs::kNicEfficiency})});
+    }
+    if (multi && nicNodes.empty()) bad(s, fmt::format("no <net> element: the {} nodes have no NIC to join them", nodes.size()));
+    rank += sum.gpus;
+  }
+  if (multi) {
+    t.graphNodes.push_back({"fabric", ""});
+    t.compute.proxyLatency = specs::kProxyPerMessage;
+  }
+  t.ranks = rank;
+  commonFields(t, nodes[0], sums[0], anyNvlink);
+  for (const auto& s : sums)
+    if (s.sm != sums[0].sm) t.ll128Protocol = false;
+  return t;
+}
+
+std::string baseName(const std::string& path) { return std::filesystem::path(path).stem().string(); }
+
+}  // namespace
+
+TopologySpec ncclTopology(const std::vector<NcclSystem>& nodes) {
+  if (nodes.empty()) throw TopologyError("nccl topology: no node");
+  std::vector<NcclNodeSummary> sums;
+  for (const auto& n : nodes) sums.push_back(summarize(n));
+  const NcclNodeSummary& a = sums[0];
+  TopologySpec t;
+  if (nodes.size() == 1 && a.nvswitch) {
+    t.kind = TopologyKind::Switch;
+    t.ranks = a.gpus;
+    t.classes["link"] = {specs::kNvlinkLatency, a.nvlinkPerGpu, specs::kNvlinkEfficiency};
+    t.nvlsBandwidth = a.sm >= 90 ? specs::kNvlsHopper : 0;
+    commonFields(t, nodes[0], a, true);
+  } else if (nodes.size() > 1 && clusterFits(sums)) {
+    t.kind = TopologyKind::Cluster;
+    t.nodes = static_cast<int>(nodes.size());
+    t.gpusPerNode = a.gpus;
+    t.nicsPerNode = usedNics(a);
+    t.ranks = t.nodes * t.gpusPerNode;
+    t.classes["intra"] = {specs::kNvlinkLatency, a.nvlinkPerGpu, specs::kNvlinkEfficiency};
+    t.classes["pcie"] = {specs::kPcieLatency, a.gpuNicPcie, specs::kPcieEfficiency};
+    t.classes["nic"] = {specs::kNicLatency, slowestUsedNic(a), specs::kNicEfficiency};
+    t.nvlsBandwidth = a.sm >= 90 ? specs::kNvlsHopper : 0;
+    commonFields(t, nodes[0], a, true);
+    t.compute.proxyLatency = specs::kProxyPerMessage;
+  } else {
+    t = graphOf(nodes, sums);
+  }
+  t.name = "nccl:" + baseName(nodes[0].source) + (nodes.size() > 1 ? fmt::format("x{}", nodes.size()) : "");
+  checkSpec(t);
+  return t;
+}
+
+bool isNcclTopologyArg(const std::string& arg) {
+  const auto ends = [](const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".xml") == 0; };
+  std::stringstream in(arg);
+  std::string part;
+  bool any = false;
+  while (std::getline(in, part, ',')) {
+    if (!ends(part)) return false;
+    any = true;
+  }
+  return any;
+}
+
+std::optional<TopologySpec> resolveNcclTopology(const std::string& arg, int nodes) {
+  if (!isNcclTopologyArg(arg)) return std::nullopt;
+  std::vector<std::string> files;
+  std::stringstream in(arg);
+  for (std::string part; std::getline(in, part, ',');) files.push_back(part);
+  std::vector<NcclSystem> systems;
+  if (files.size() == 1) {
+    const NcclSystem s = loadNcclSystem(files[0]);
+    systems.assign(static_cast<std::size_t>(std::max(1, nodes)), s);
+  } else {
+    if (nodes > 0 && nodes != static_cast<int>(files.size()))
+      throw TopologyError(fmt::format("--nodes {} with {} topology files: one file per node, or one file for every node", nodes, files.size()));
+    for (const auto& f : files) systems.push_back(loadNcclSystem(f));
+  }
+  return ncclTopology(systems);
+}
+
+std::string describe(const NcclNodeSummary& s) {
+  std::string out = fmt::format("# {} GPU(s), sm {}, ", s.gpus, s.sm);
+  if (s.nvswitch) out += fmt::format("NVSwitch: {:.1f} GB/s NVLink per GPU", s.nvlinkPerGpu);
+  else if (s.nvlinkPairs > 0) out += fmt::format("NVLink between GPUs: {} pair(s)", s.nvlinkPairs);
+  else out += "no NVLink (PCIe)";
+  out += fmt::format("; {} NIC(s)", s.gpusOfNic.size());
+  for (std::size_t n = 0; n < s.gpusOfNic.size(); ++n) {
+    out += fmt::format("{} {}: {:.1f} GB/s, GPUs", n == 0 ? ":" : ";", n, s.nicBandwidth[n]);
+    if (s.gpusOfNic[n].empty()) out += " none";
+    for (int g : s.gpusOfNic[n]) out += fmt::format(" {}", g);
+  }
+  return out + "\n";
+}
+
+}  // namespace cclab::sim
