@@ -23,10 +23,12 @@
 #include "sim/nccl_compare.h"
 #include "sim/analytic.h"
 #include "sim/calibrate.h"
+#include "sim/compare.h"
 #include "sim/cli_values.h"
 #include "sim/crossover.h"
 #include "sim/effective_params.h"
 #include "sim/measured.h"
+#include "sim/nccl_tests_log.h"
 #include "sim/nccl_topology.h"
 #include "sim/predictor.h"
 #include "sim/presets.h"
@@ -444,6 +446,74 @@ int runCalibrate(const CalibrateCmd& cmd) {
   return 0;
 }
 
+// ---- compare: measured logs against the prediction ----
+struct CompareCmd {
+  std::vector<std::string> logs;
+  std::string topo = "dgx-h100";
+  int nodes = 0, nranks = 0, gpus = 0;
+  std::string algo = "auto", collective, slice = "auto", json;
+  Model model = Model::Analytic;
+  ProtocolChoice protocol = ProtocolChoice::Auto;
+};
+
+int runCompare(const CompareCmd& cmd) {
+  checkOutput(cmd.json, "-J");
+  Common c;
+  c.topo = cmd.topo;
+  c.nodes = cmd.nodes;
+  c.nranks = cmd.nranks;
+  c.gpus = cmd.gpus;
+  c.slice = cmd.slice;
+  const TopologySpec spec = c.spec();
+  const Topology topo(spec);
+  CompareOptions opt{.model = cmd.model, .sliceBytes = c.sliceBytes(), .protocol = cmd.protocol};
+  if (cmd.algo != "auto")
+    for (const auto& a : splitList(cmd.algo)) opt.algorithms.push_back(parseSimAlgorithm(a));
+  std::optional<Collective> chosen;
+  if (!cmd.collective.empty()) chosen = plan::parseCollective(cmd.collective);
+  std::vector<NcclTestsLog> logs;
+  for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen));
+  std::vector<CompareRow> all;
+  int skipped = 0;
+  for (const auto& log : logs) {
+    skipped += log.skippedRows;
+    for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
+    for (const auto& run : log.runs) {
+      const auto rows = compareRun(topo, run, opt);
+      std::cout << fmt::format("# cclab-sim compare: {} run {} ({}{}, {} ranks, {} rows) against PREDICTED ({}) on {}\n", run.source,
+                               run.index, run.binary.empty() ? std::string(plan::name(run.collective)) : run.binary,
+                               run.graph ? ", -G graph" : "", run.nranks, run.rows.size(), name(cmd.model), spec.name);
+      std::cout << fmt::format("# {:>11} {:>5} {:>12} {:>12} {:>8} {:>9} {:>6}  {:<9} {:>10} {:>10} {:>10}\n", "size", "place", "measured us",
+                               "predicted us", "error", "algo", "proto", "dominant", "latency", "bandwidth", "reduction");
+      for (const auto& r : rows)
+        std::cout << fmt::format("  {:>11} {:>5} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9} {:>6}  {:<9} {:>10.2f} {:>10.2f} {:>10.2f}\n", r.size,
+                                 r.inPlace ? "ip" : "oop", r.measured, r.predicted, 100 * r.error, r.algorithm, name(r.protocol),
+                                 r.dominant, r.latency, r.bandwidth, r.reduction);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+  }
+  const auto summary = summarizeByCollective(all);
+  for (const auto& s : summary)
+    std::cout << fmt::format("# {}: {} rows, geometric-mean error factor x{:.3f} (exp of the mean |log(predicted/measured)|), "
+                             "predicted/measured x{:.3f} (geometric mean)\n",
+                             plan::name(s.collective), s.rows, 1 + s.geomeanAbsError, s.geomeanRatio);
+  if (skipped > 0) std::cout << fmt::format("# {} line(s) that looked like table rows were skipped (warnings on stderr)\n", skipped);
+  if (!cmd.json.empty()) {
+    nlohmann::json rows = nlohmann::json::array(), sums = nlohmann::json::array();
+    for (const auto& r : all)
+      rows.push_back({{"file", r.source}, {"run", r.run}, {"collective", plan::name(r.collective)}, {"nranks", r.nranks}, {"size", r.size},
+                      {"type", r.type}, {"in_place", r.inPlace}, {"measured_us", r.measured}, {"predicted_us", r.predicted},
+                      {"rel_error", r.error}, {"algo", r.algorithm}, {"protocol", name(r.protocol)}, {"dominant", r.dominant},
+                      {"latency_us", r.latency}, {"bandwidth_us", r.bandwidth}, {"reduction_us", r.reduction}});
+    for (const auto& s : summary)
+      sums.push_back({{"collective", plan::name(s.collective)}, {"rows", s.rows}, {"geomean_abs_error", s.geomeanAbsError},
+                      {"geomean_ratio", s.geomeanRatio}});
+    writeJson(cmd.json, {{"command", "compare"}, {"topology", spec.name}, {"nranks", topo.nranks()}, {"model", name(cmd.model)},
+                         {"files", cmd.logs}, {"skipped_rows", skipped}, {"rows", rows}, {"summary", sums}});
+  }
+  return 0;
+}
+
 // ---- bench: the simulator's own speed (recorded in docs/results/sim.md, never asserted) ----
 int runBench(int ranks, const std::string& sizeText, const std::string& slice, const std::string& algo, plan::PlanShape shape,
              std::int64_t maxOpSlices, ProtocolChoice protocol) {
@@ -582,6 +652,23 @@ int main(int argc, char** argv) {
   calApp->add_option("-o,--output", cal.out, "write the calibrated topology here");
   calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON");
 
+  CompareCmd cmp;
+  auto* cmpApp = app.add_subcommand("compare", "measured nccl-tests logs or *_perf -J files against the prediction, row by row");
+  cmpApp->add_option("logs", cmp.logs, "nccl-tests output (text) or -J files")->required();
+  cmpApp->add_option("--topo,-t", cmp.topo, "preset, topology file, or NCCL topology dump(s) (.xml)")->capture_default_str();
+  cmpApp->add_option("--nodes", cmp.nodes, "nodes (cluster, or copies of a dump's node)")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("-g,--nranks", cmp.nranks, "ranks (default: the topology's)")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("--gpus", cmp.gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("--algo,-a", cmp.algo, "algorithm(s) to predict with (the fastest is taken); auto: ring, tree, and nvls where the topology has it")
+      ->capture_default_str();
+  cmpApp->add_option("--collective", cmp.collective, "the collective of a log that does not name its *_perf binary");
+  cmpApp->add_option_function<std::string>("--model", [&](const std::string& m) { cmp.model = parseModel(m); },
+                                           "analytic (default) or replay");
+  cmpApp->add_option_function<std::string>("--protocol", [&](const std::string& p) { cmp.protocol = parseProtocolChoice(p); },
+                                           "ll, ll128, simple or auto (default)");
+  cmpApp->add_option("--slice", cmp.slice, "slice size (bytes, auto, whole)")->capture_default_str();
+  cmpApp->add_option("-J,--json", cmp.json, "write the rows and the summary as JSON");
+
   std::string topoName, topoOut;
   bool describe = false;
   auto* topoApp = app.add_subcommand("topo", "print a preset or file as a topology file (JSON), or its links");
@@ -619,6 +706,7 @@ int main(int argc, char** argv) {
     if (scaleApp->parsed()) return runScale(scale);
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
+    if (cmpApp->parsed()) return runCompare(cmp);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe, topoFromNccl, topoNodes);
     if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices, benchProtocol);
     return 2;
