@@ -25,6 +25,7 @@
 #include "sim/calibrate.h"
 #include "sim/compare.h"
 #include "sim/cli_values.h"
+#include "sim/cross_validate.h"
 #include "sim/crossover.h"
 #include "sim/effective_params.h"
 #include "sim/measured.h"
@@ -378,7 +379,25 @@ struct CalibrateCmd {
   std::vector<std::string> measured, check;
   std::string topo = "host", out, json, params, holdout, slice = "auto";
   std::string minSize = "0";
+  bool noCv = false;
+  std::string collective;  // of nccl-tests logs that do not name their *_perf binary
 };
+
+// A measured input: a *_perf -J file, or a nccl-tests text log (each run one Measurement; NCCL's
+// algorithm is not in the log: the ring is assumed).
+std::vector<Measurement> loadMeasurements(const std::string& path, const std::string& collective) {
+  std::ifstream in(path);
+  char first = 0;
+  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {}
+  if (!in || first == '{') return {loadMeasurement(path)};
+  std::optional<Collective> chosen;
+  if (!collective.empty()) chosen = plan::parseCollective(collective);
+  const NcclTestsLog log = loadNcclTestsLog(path, chosen);
+  for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
+  std::vector<Measurement> out;
+  for (const auto& run : log.runs) out.push_back(toMeasurement(run, Algorithm::Ring));
+  return out;
+}
 
 void printErrors(const char* title, const std::vector<PointError>& errors) {
   const auto s = summarize(errors);
@@ -405,8 +424,10 @@ int runCalibrate(const CalibrateCmd& cmd) {
   for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
   const Bytes minSize = parseBytes(cmd.minSize);
   std::vector<Measurement> measured, checked;
-  for (const auto& f : cmd.measured) measured.push_back(loadMeasurement(f));
-  for (const auto& f : cmd.check) checked.push_back(loadMeasurement(f));
+  for (const auto& f : cmd.measured)
+    for (auto& m : loadMeasurements(f, cmd.collective)) measured.push_back(std::move(m));
+  for (const auto& f : cmd.check)
+    for (auto& m : loadMeasurements(f, cmd.collective)) checked.push_back(std::move(m));
   const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
     if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
@@ -430,6 +451,12 @@ int runCalibrate(const CalibrateCmd& cmd) {
   std::cout << fmt::format("# before fitting: mean |error| {:.1f}%, max {:.1f}% on the fitted points\n", 100 * b.meanAbs, 100 * b.max);
   printErrors("fitted points", r.fit);
   if (!r.check.empty()) printErrors("held-out points", r.check);
+  // Leave-one-size-out: each size predicted by the topology fitted to the other sizes.
+  std::vector<PointError> cv;
+  if (!cmd.noCv) {
+    cv = leaveOneSizeOut(spec, fitSet, opt);
+    if (!cv.empty()) printErrors("leave-one-size-out cross-validation (each size predicted by a fit to the others)", cv);
+  }
   if (!cmd.out.empty()) {
     TopologySpec out = r.spec;
     out.name = spec.name + "-calibrated";
@@ -441,7 +468,8 @@ int runCalibrate(const CalibrateCmd& cmd) {
     writeJson(cmd.json, {{"command", "calibrate"}, {"topology", spec.name}, {"initial", r.initial}, {"fitted", r.fitted},
                          {"iterations", r.iterations}, {"unidentified", r.unidentified}, {"fit", errorsJson(r.fit)}, {"check", errorsJson(r.check)},
                          {"fit_mean_abs_error", f.meanAbs}, {"fit_max_abs_error", f.max},
-                         {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max}});
+                         {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max},
+                         {"cv", errorsJson(cv)}, {"cv_mean_abs_error", summarize(cv).meanAbs}, {"cv_max_abs_error", summarize(cv).max}});
   }
   return 0;
 }
@@ -642,7 +670,9 @@ int main(int argc, char** argv) {
 
   CalibrateCmd cal;
   auto* calApp = app.add_subcommand("calibrate", "fit latency, bandwidth and reduction speed to a measured *_perf -J file");
-  calApp->add_option("--measured,-m", cal.measured, "measured JSON to fit (repeatable)")->required();
+  calApp->add_option("--measured,-m", cal.measured, "measured *_perf -J file or nccl-tests log to fit (repeatable)")->required();
+  calApp->add_flag("--no-cv", cal.noCv, "skip the leave-one-size-out cross-validation (one more fit per size)");
+  calApp->add_option("--collective", cal.collective, "the collective of a nccl-tests log that does not name its *_perf binary");
   calApp->add_option("--check", cal.check, "measured JSON held out of the fit, only checked (repeatable)");
   calApp->add_option("--holdout-sizes", cal.holdout, "sizes of the --measured files held out of the fit (K/M/G, comma separated)");
   calApp->add_option("--min-size", cal.minSize, "ignore measured sizes below this")->capture_default_str();
