@@ -5,7 +5,6 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -50,17 +49,21 @@ bool realNumber(const std::string& s, double& out) {
   return *end == '\0' && errno == 0 && std::isfinite(out);
 }
 
-// "…/all_reduce_perf_mpi" -> "all_reduce_perf" when the word names a nccl-tests binary.
+// "…/all_reduce_perf_mpi" -> "all_reduce_perf" when the line names a nccl-tests binary: a word of
+// lower-case letters and '_' ending in "_perf" (then "_mpi" or the end of the word). A plain scan, not
+// std::regex, whose backtracking recurses on long lines.
 std::optional<std::string> binaryIn(const std::string& line) {
-  static const std::regex perf(R"(([a-z_]+_perf)(_mpi)?\b)");
-  std::smatch m;
-  if (std::regex_search(line, m, perf)) return m[1].str();
+  const auto word = [](char c) { return (c >= 'a' && c <= 'z') || c == '_'; };
+  for (std::size_t at = line.find("_perf"); at != std::string::npos; at = line.find("_perf", at + 1)) {
+    std::size_t begin = at;
+    while (begin > 0 && word(line[begin - 1])) --begin;
+    std::size_t end = at + 5;
+    if (line.compare(end, 4, "_mpi") == 0) end += 4;
+    const bool ends = end == line.size() || !(word(line[end]) || (line[end] >= '0' && line[end] <= '9'));
+    if (begin < at && ends) return line.substr(begin, at + 5 - begin);
+  }
   return std::nullopt;
 }
-
-struct Layout {
-  bool hasRoot;
-};
 
 // Whether type/redop/root fit the collective.
 bool fits(Collective c, const std::string& redop, int root) {
