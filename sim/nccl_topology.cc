@@ -129,6 +129,7 @@ struct Reader {
       l.target = str(c, "target", true);
       std::transform(l.target.begin(), l.target.end(), l.target.begin(), [](unsigned char ch) { return std::tolower(ch); });
       l.count = static_cast<int>(integer(c, "count", 1, 64, true, 0));
+      l.toGpuClass = str(c, "tclass", false).rfind("0x03", 0) == 0;
       g.nvlinks.push_back(l);
     }
     for (const auto& other : out.gpus)
@@ -249,7 +250,9 @@ NcclNodeSummary summarize(const NcclSystem& s) {
     int toSwitch = 0;
     for (const auto& l : s.gpus[static_cast<std::size_t>(i)].nvlinks) {
       auto it = gpuOfBus.find(l.target);
-      if (it == gpuOfBus.end()) {
+      if (it == gpuOfBus.end() && l.toGpuClass) {
+        r.nvlinksOutside += l.count;
+      } else if (it == gpuOfBus.end()) {
         toSwitch += l.count;
       } else {
         anyPair = true;
@@ -257,7 +260,7 @@ NcclNodeSummary summarize(const NcclSystem& s) {
       }
     }
     if (toSwitch == 0) allSwitch = false;
-    const bool hasNvlink = !s.gpus[static_cast<std::size_t>(i)].nvlinks.empty();
+    const bool hasNvlink = toSwitch > 0 || !pairs.empty();
     if (hasNvlink && !specs::nvlinkPerLink(r.sm))
       bad(s, fmt::format("<gpu dev='{}'> attribute 'sm' {} has no NVLink generation (link_specs.h) but the GPU has <nvlink>", i, r.sm));
     if (toSwitch > 0) {
@@ -408,6 +411,7 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
       int toSwitch = 0;
       for (const auto& l : s.gpus[i].nvlinks) {
         auto it = gpuOfBus.find(l.target);
+        if (it == gpuOfBus.end() && l.toGpuClass) continue;  // a GPU outside the dump
         if (it == gpuOfBus.end()) toSwitch += l.count;
         else if (it->second != static_cast<int>(i)) pairLinks[{std::min<int>(static_cast<int>(i), it->second), std::max<int>(static_cast<int>(i), it->second)}] += l.count;
       }
@@ -518,6 +522,7 @@ std::string describe(const NcclNodeSummary& s) {
   if (s.nvswitch) out += fmt::format("NVSwitch: {:.1f} GB/s NVLink per GPU", s.nvlinkPerGpu);
   else if (s.nvlinkPairs > 0) out += fmt::format("NVLink between GPUs: {} pair(s)", s.nvlinkPairs);
   else out += "no NVLink (PCIe)";
+  if (s.nvlinksOutside > 0) out += fmt::format(" ({} NVLink(s) to GPUs outside the dump left out)", s.nvlinksOutside);
   out += fmt::format("; {} NIC(s)", s.gpusOfNic.size());
   for (std::size_t n = 0; n < s.gpusOfNic.size(); ++n) {
     out += fmt::format("{} {}: {:.1f} GB/s, GPUs", n == 0 ? ":" : ";", n, s.nicBandwidth[n]);

@@ -46,6 +46,7 @@ struct NcclDevice {
 struct NcclNvLink {
   std::string target;  // PCI bus id of the other end, lower case
   int count = 0;
+  bool toGpuClass = false;  // tclass 0x03xxxx (a display controller: a GPU), e.g. a GPU outside the dump
 };
 
 struct NcclGpu {
@@ -81,6 +82,7 @@ struct NcclNodeSummary {
   bool nvswitch = false;                 // every GPU reaches an NVSwitch and no GPU links to a GPU
   GBps nvlinkPerGpu = 0;                 // NVLink bandwidth to the switch per GPU (0 without NVSwitch)
   int nvlinkPairs = 0;                   // GPU-GPU NVLink connections (each pair once)
+  int nvlinksOutside = 0;                // NVLinks to GPUs the dump does not hold (left out)
   std::vector<std::vector<int>> gpusOfNic;  // per NIC (nets in document order), the GPUs (dev) that use it
   std::vector<GBps> nicBandwidth;        // per NIC, GB/s per direction
   GBps gpuNicPcie = 0;                   // slowest GPU-NIC PCIe link of the GPUs' NICs

@@ -179,6 +179,26 @@ TEST(NcclTopology, NvlinkBetweenGpusIsADirectLink) {
   EXPECT_NEAR(r.bottleneck, 4 * 14.0625 * specs::kNvlinkEfficiency, 1e-9);
 }
 
+TEST(NcclTopology, OneRanksOwnDumpLeavesOutNvlinksToGpusItDoesNotHold) {
+  // The shape of the dump one rank writes before NCCL fuses the node's: one GPU whose NVLink bridge
+  // leads to a GPU (tclass 0x030000) not in the file, and a NIC right under the other CPU.
+  const std::string x =
+      "<system version=\"1\"><cpu numaid=\"1\"><pci busid=\"0000:99:00.0\" class=\"0x030000\" device=\"0x2230\" "
+      "link_speed=\"16.0 GT/s PCIe\" link_width=\"16\"><gpu dev=\"0\" sm=\"86\" rank=\"0\" gdr=\"1\">"
+      "<nvlink target=\"0000:bd:00.0\" count=\"4\" tclass=\"0x030000\"/></gpu></pci></cpu>"
+      "<cpu numaid=\"0\"><nic><net name=\"mlx5_0+mlx5_1\" dev=\"2\" speed=\"200000\" port=\"1\"/></nic></cpu></system>";
+  const NcclSystem s = parseNcclSystem(x, "one-rank");
+  const NcclNodeSummary sum = summarize(s);
+  EXPECT_FALSE(sum.nvswitch);  // not an NVSwitch: a GPU outside the dump
+  EXPECT_EQ(sum.nvlinksOutside, 4);
+  ASSERT_EQ(sum.gpusOfNic.size(), 1u);
+  EXPECT_EQ(sum.gpusOfNic[0], std::vector<int>{0});
+  // Two such nodes: one rank each, joined through their NICs (25 GB/s).
+  const Topology topo(ncclTopology({s, s}));
+  ASSERT_EQ(topo.nranks(), 2);
+  EXPECT_NEAR(topo.route(0, 1).bottleneck, 25.0 * specs::kNicEfficiency, 1e-9);
+}
+
 TEST(NcclTopology, BadElementsAndValuesAreOneLineNamingThem) {
   struct Case {
     std::string xml, expect;
