@@ -381,6 +381,7 @@ struct CalibrateCmd {
   std::string minSize = "0";
   bool noCv = false;
   std::string collective;  // of nccl-tests logs that do not name their *_perf binary
+  int nodes = 0;           // copies of an NCCL topology dump's node (--topo FILE.xml)
 };
 
 // A measured input: a *_perf -J file, or a nccl-tests text log (each run one Measurement; NCCL's
@@ -419,7 +420,9 @@ nlohmann::json errorsJson(const std::vector<PointError>& errors) {
 int runCalibrate(const CalibrateCmd& cmd) {
   checkOutput(cmd.out, "-o");
   checkOutput(cmd.json, "-J");
-  TopologySpec spec = resolveTopology(cmd.topo);
+  auto dump = resolveNcclTopology(cmd.topo, cmd.nodes);
+  if (cmd.nodes > 0 && !dump) throw InvalidArgument("calibrate: --nodes is for an NCCL topology dump (--topo FILE.xml)");
+  TopologySpec spec = dump ? *dump : resolveTopology(cmd.topo);
   std::vector<Bytes> holdout;
   for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
   const Bytes minSize = parseBytes(cmd.minSize);
@@ -671,6 +674,7 @@ int main(int argc, char** argv) {
   CalibrateCmd cal;
   auto* calApp = app.add_subcommand("calibrate", "fit latency, bandwidth and reduction speed to a measured *_perf -J file");
   calApp->add_option("--measured,-m", cal.measured, "measured *_perf -J file or nccl-tests log to fit (repeatable)")->required();
+  calApp->add_option("--nodes", cal.nodes, "with --topo FILE.xml: this many copies of the dump's node")->check(CLI::Range(1, kMaxTopologyRanks));
   calApp->add_flag("--no-cv", cal.noCv, "skip the leave-one-size-out cross-validation (one more fit per size)");
   calApp->add_option("--collective", cal.collective, "the collective of a nccl-tests log that does not name its *_perf binary");
   calApp->add_option("--check", cal.check, "measured JSON held out of the fit, only checked (repeatable)");

@@ -62,6 +62,7 @@ TEST(ByosCli, BadDumpsAndLogsExitTwoInOneLine) {
   EXPECT_EQ(ranks.status, 2);
   EXPECT_NE(ranks.output.find("16 ranks"), std::string::npos) << ranks.output;
   EXPECT_EQ(run("topo").status, 2);
+  EXPECT_EQ(run("calibrate --measured " + kLog + " --topo cluster --nodes 2").status, 2);  // --nodes is for a dump
 }
 
 TEST(ByosCli, CompareWritesTheTableAndJson) {
