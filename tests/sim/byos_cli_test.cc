@@ -80,6 +80,19 @@ TEST(ByosCli, CompareWritesTheTableAndJson) {
   EXPECT_EQ(j["summary"][0]["rows"], 64);
 }
 
+TEST(ByosCli, CompareReadsOurOwnJsonFiles) {
+  // A cclab-sim -J file (the shape of bench/*_perf -J) compared with the topology it was predicted on:
+  // every row's error is 0.
+  const TempDir dir("cclab-byos");
+  const std::string pred = (dir.path / "pred.json").string();
+  ASSERT_EQ(run("allreduce --topo dgx-h100 --algo ring --model analytic -b 1K -e 1M -f 32 -J " + pred).status, 0);
+  const CliRun r = run("compare " + pred + " --topo dgx-h100 --algo ring -J " + (dir.path / "cmp.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir.path / "cmp.json"));
+  ASSERT_EQ(j["rows"].size(), 3u);  // 1K, 32K, 1M, out-of-place
+  for (const auto& row : j["rows"]) EXPECT_NEAR(row["rel_error"].get<double>(), 0.0, 1e-9) << row.dump();
+}
+
 TEST(ByosCli, CalibrateReadsALogAndCrossValidates) {
   const TempDir dir("cclab-byos");
   const std::string log = (dir.path / "host.txt").string();
