@@ -497,7 +497,7 @@ int runCompare(const CompareCmd& cmd) {
   c.slice = cmd.slice;
   const TopologySpec spec = c.spec();
   const Topology topo(spec);
-  CompareOptions opt{.model = cmd.model, .sliceBytes = c.sliceBytes(), .protocol = cmd.protocol};
+  CompareOptions opt{.model = cmd.model, .algorithms = {}, .sliceBytes = c.sliceBytes(), .protocol = cmd.protocol};
   if (cmd.algo != "auto")
     for (const auto& a : splitList(cmd.algo)) opt.algorithms.push_back(parseSimAlgorithm(a));
   std::optional<Collective> chosen;
