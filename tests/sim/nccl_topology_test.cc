@@ -26,7 +26,8 @@ std::string slurpFile(const std::string& path) {
 // IBM Cloud VPC documentation, "NVIDIA H100 cluster network profile", section "Tested NCCL
 // configuration" (https://cloud.ibm.com/docs/vpc?topic=vpc-cluster-network-h100-profile): the
 // topology of a gx3d-160x1792x8h100 virtual server, 8 H100 SXM5 (PCI device 0x2330, sm 90) with 18
-// NVLinks each to four NVSwitches (bus ids f3..f6, class 0x068000), and 8 ConnectX-7 ports at 200 Gb/s, each on the virtual PCIe bridge of one GPU (GPU dev i with mlx5_(7-i)).
+// NVLinks each to four NVSwitches (bus ids f3..f6, class 0x068000), and 8 ConnectX-7 ports at
+// 200 Gb/s, each on the virtual PCIe bridge of one GPU (GPU dev i with mlx5_(7-i)).
 const char* kIbm = "ibm-gx3d-h100.xml";
 
 TEST(NcclTopology, IbmH100DumpIsEightGpusOnNvswitchWithOneNicPerGpu) {
