@@ -1,9 +1,9 @@
 #include "sim/compare.h"
 
+#include <fmt/format.h>
+
 #include <cmath>
 #include <map>
-
-#include <fmt/format.h>
 
 namespace cclab::sim {
 namespace {
@@ -30,10 +30,14 @@ std::vector<SimAlgorithm> candidates(const Topology& topo, Collective c, const C
 
 ProtocolChoice forced(Protocol p) {
   switch (p) {
-    case Protocol::LL: return ProtocolChoice::LL;
-    case Protocol::LL128: return ProtocolChoice::LL128;
-    case Protocol::Simple: return ProtocolChoice::Simple;
-    case Protocol::None: break;
+    case Protocol::LL:
+      return ProtocolChoice::LL;
+    case Protocol::LL128:
+      return ProtocolChoice::LL128;
+    case Protocol::Simple:
+      return ProtocolChoice::Simple;
+    case Protocol::None:
+      break;
   }
   return ProtocolChoice::Auto;
 }
@@ -55,8 +59,8 @@ std::vector<CompareRow> compareRun(const Topology& topo, const NcclTestsRun& run
   std::vector<CompareRow> rows;
   for (const NcclTestsRow& r : run.rows) {
     const std::int64_t e = elemSizeOf(r.type);
-    const Predictor predict{.topo = topo, .model = o.model, .sliceBytes = o.sliceBytes, .elemSize = e, .root = std::max(0, r.root),
-                            .protocol = o.protocol};
+    const Predictor predict{
+        .topo = topo, .model = o.model, .sliceBytes = o.sliceBytes, .elemSize = e, .root = std::max(0, r.root), .protocol = o.protocol};
     Prediction best{std::numeric_limits<Micros>::infinity(), Protocol::None};
     SimAlgorithm bestAlgo = algos.front();
     for (SimAlgorithm a : algos) {
@@ -68,10 +72,10 @@ std::vector<CompareRow> compareRun(const Topology& topo, const NcclTestsRun& run
     }
     // The terms from the analytic form of the chosen algorithm on its protocol.
     const ProtocolChoice pc = forced(best.protocol);
-    const Predictor closed{.topo = topo, .model = Model::Analytic, .sliceBytes = o.sliceBytes, .elemSize = e,
-                           .root = std::max(0, r.root), .protocol = pc};
-    const Predictor closedFree{.topo = freeTopo, .model = Model::Analytic, .sliceBytes = o.sliceBytes, .elemSize = e,
-                               .root = std::max(0, r.root), .protocol = pc};
+    const Predictor closed{
+        .topo = topo, .model = Model::Analytic, .sliceBytes = o.sliceBytes, .elemSize = e, .root = std::max(0, r.root), .protocol = pc};
+    const Predictor closedFree{
+        .topo = freeTopo, .model = Model::Analytic, .sliceBytes = o.sliceBytes, .elemSize = e, .root = std::max(0, r.root), .protocol = pc};
     const bool perRank = run.collective == Collective::AllGather || run.collective == Collective::ReduceScatter;
     const std::int64_t smallest = perRank ? 1 : run.nranks;
     const Micros whole = closed(run.collective, bestAlgo, run.nranks, r.count);

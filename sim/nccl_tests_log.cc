@@ -1,13 +1,13 @@
 #include "sim/nccl_tests_log.h"
 
+#include <fmt/format.h>
+
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "collectives/conventions/size.h"
 #include "sim/json_file.h"
@@ -70,10 +70,14 @@ bool fits(Collective c, const std::string& redop, int root) {
   const bool reduces = redop != "none";
   switch (c) {
     case Collective::AllReduce:
-    case Collective::ReduceScatter: return reduces && root == -1;
-    case Collective::AllGather: return !reduces && root == -1;
-    case Collective::Broadcast: return !reduces && root >= 0;
-    case Collective::Reduce: return reduces && root >= 0;
+    case Collective::ReduceScatter:
+      return reduces && root == -1;
+    case Collective::AllGather:
+      return !reduces && root == -1;
+    case Collective::Broadcast:
+      return !reduces && root >= 0;
+    case Collective::Reduce:
+      return reduces && root >= 0;
   }
   return false;
 }
@@ -134,8 +138,9 @@ struct Parser {
     } else if (chosen) {
       run.collective = *chosen;
     } else {
-      fail(line, "the log does not say which collective it measured (no '*_perf' command line or 'Collective test starting'); "
-                 "give --collective");
+      fail(line,
+           "the log does not say which collective it measured (no '*_perf' command line or 'Collective test starting'); "
+           "give --collective");
     }
   }
 
@@ -193,9 +198,7 @@ struct Parser {
                              run.nranks, where, count, r.redop, root));
       return;
     }
-    const auto timeOk = [&](double time, double alg) {
-      return time > 0 && time <= kMaxMeasuredMicros && bandwidthAgrees(size, time, alg);
-    };
+    const auto timeOk = [&](double time, double alg) { return time > 0 && time <= kMaxMeasuredMicros && bandwidthAgrees(size, time, alg); };
     r.size = size;
     r.count = count;
     r.root = static_cast<int>(root);

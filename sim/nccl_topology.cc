@@ -2,13 +2,13 @@
 // GPUs on each) and the cclab topology of one or several nodes. The reader is nccl_topology_read.cc.
 #include "sim/nccl_topology.h"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <filesystem>
 #include <map>
 #include <set>
 #include <sstream>
-
-#include <fmt/format.h>
 
 #include "sim/link_specs.h"
 
@@ -35,9 +35,7 @@ int hops(const NcclSystem& s, int a, int b) {
   return static_cast<int>(pa.size() + pb.size());
 }
 
-[[noreturn]] void bad(const NcclSystem& s, const std::string& what) {
-  throw TopologyError("nccl topology '" + s.source + "': " + what);
-}
+[[noreturn]] void bad(const NcclSystem& s, const std::string& what) { throw TopologyError("nccl topology '" + s.source + "': " + what); }
 
 GBps linkOf(const NcclSystem& s, int device, const char* role) {
   const NcclDevice& d = s.devices[static_cast<std::size_t>(device)];
@@ -118,7 +116,8 @@ NcclNodeSummary summarize(const NcclSystem& s) {
   std::vector<int> used;
   for (int n = 0; n < nets; ++n)
     if (!r.gpusOfNic[static_cast<std::size_t>(n)].empty()) used.push_back(n);
-  std::sort(used.begin(), used.end(), [&](int a, int b) { return r.gpusOfNic[static_cast<std::size_t>(a)][0] < r.gpusOfNic[static_cast<std::size_t>(b)][0]; });
+  std::sort(used.begin(), used.end(),
+            [&](int a, int b) { return r.gpusOfNic[static_cast<std::size_t>(a)][0] < r.gpusOfNic[static_cast<std::size_t>(b)][0]; });
   int next = 0;
   for (int n : used)
     for (int dev : r.gpusOfNic[static_cast<std::size_t>(n)])
@@ -177,7 +176,10 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
   GBps fastestNic = 0;
   if (multi)
     for (const auto& s : sums) fastestNic = std::max(fastestNic, slowestUsedNic(s));
-  auto addClass = [&](const std::string& name, LinkClass c) { t.classes.emplace(name, c); return name; };
+  auto addClass = [&](const std::string& name, LinkClass c) {
+    t.classes.emplace(name, c);
+    return name;
+  };
   for (std::size_t k = 0; k < nodes.size(); ++k) {
     const NcclSystem& s = nodes[k];
     const NcclNodeSummary& sum = sums[k];
@@ -223,7 +225,8 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
         t.graphLinks.push_back({nameOf[cpus[i]], nameOf[cpus[j]], addClass("socket", {specs::kSocketLatency, specs::kSocketLink, 1.0})});
     // NVLinks: to the node's NVSwitch, or between GPUs (each pair once, its links summed).
     std::map<std::string, int> gpuOfBus;
-    for (std::size_t i = 0; i < s.gpus.size(); ++i) gpuOfBus[s.devices[static_cast<std::size_t>(s.gpus[i].device)].busId] = static_cast<int>(i);
+    for (std::size_t i = 0; i < s.gpus.size(); ++i)
+      gpuOfBus[s.devices[static_cast<std::size_t>(s.gpus[i].device)].busId] = static_cast<int>(i);
     std::map<std::pair<int, int>, int> pairLinks;
     bool switchAdded = false;
     for (std::size_t i = 0; i < s.gpus.size(); ++i) {
@@ -231,8 +234,10 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
       for (const auto& l : s.gpus[i].nvlinks) {
         auto it = gpuOfBus.find(l.target);
         if (it == gpuOfBus.end() && l.toGpuClass) continue;  // a GPU outside the dump
-        if (it == gpuOfBus.end()) toSwitch += l.count;
-        else if (it->second != static_cast<int>(i)) pairLinks[{std::min<int>(static_cast<int>(i), it->second), std::max<int>(static_cast<int>(i), it->second)}] += l.count;
+        if (it == gpuOfBus.end())
+          toSwitch += l.count;
+        else if (it->second != static_cast<int>(i))
+          pairLinks[{std::min<int>(static_cast<int>(i), it->second), std::max<int>(static_cast<int>(i), it->second)}] += l.count;
       }
       if (toSwitch > 0) {
         anyNvlink = true;
@@ -248,14 +253,16 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
       // Each side lists the pair's links: count them once.
       const int n = std::max(1, links / 2);
       const GBps bw = n * *specs::nvlinkPerLink(sum.sm);
-      t.graphLinks.push_back({nameOf[s.gpus[static_cast<std::size_t>(pr.first)].device], nameOf[s.gpus[static_cast<std::size_t>(pr.second)].device],
+      t.graphLinks.push_back({nameOf[s.gpus[static_cast<std::size_t>(pr.first)].device],
+                              nameOf[s.gpus[static_cast<std::size_t>(pr.second)].device],
                               addClass(className("nvlink", bw), {specs::kNvlinkLatency, bw, specs::kNvlinkEfficiency})});
     }
     for (int n : nicNodes) {
       const GBps bw = sum.nicBandwidth[static_cast<std::size_t>(n)];
       // Class "nic" (the proxy's latency, Topology::isNic) for the fastest NICs, a class per speed for others.
       const std::string cls = bw == fastestNic ? "nic" : className("nic", bw);
-      t.graphLinks.push_back({nameOf[s.nets[static_cast<std::size_t>(n)].device], "fabric", addClass(cls, {specs::kNicLatency, bw, specs::kNicEfficiency})});
+      t.graphLinks.push_back(
+          {nameOf[s.nets[static_cast<std::size_t>(n)].device], "fabric", addClass(cls, {specs::kNicLatency, bw, specs::kNicEfficiency})});
     }
     if (multi && nicNodes.empty()) bad(s, fmt::format("no <net> element: the {} nodes have no NIC to join them", nodes.size()));
     rank += sum.gpus;
@@ -330,7 +337,8 @@ std::optional<TopologySpec> resolveNcclTopology(const std::string& arg, int node
     systems.assign(static_cast<std::size_t>(std::max(1, nodes)), s);
   } else {
     if (nodes > 0 && nodes != static_cast<int>(files.size()))
-      throw TopologyError(fmt::format("--nodes {} with {} topology files: one file per node, or one file for every node", nodes, files.size()));
+      throw TopologyError(
+          fmt::format("--nodes {} with {} topology files: one file per node, or one file for every node", nodes, files.size()));
     for (const auto& f : files) systems.push_back(loadNcclSystem(f));
   }
   return ncclTopology(systems);
@@ -338,9 +346,12 @@ std::optional<TopologySpec> resolveNcclTopology(const std::string& arg, int node
 
 std::string describe(const NcclNodeSummary& s) {
   std::string out = fmt::format("# {} GPU(s), sm {}, ", s.gpus, s.sm);
-  if (s.nvswitch) out += fmt::format("NVSwitch: {:.1f} GB/s NVLink per GPU", s.nvlinkPerGpu);
-  else if (s.nvlinkPairs > 0) out += fmt::format("NVLink between GPUs: {} pair(s)", s.nvlinkPairs);
-  else out += "no NVLink (PCIe)";
+  if (s.nvswitch)
+    out += fmt::format("NVSwitch: {:.1f} GB/s NVLink per GPU", s.nvlinkPerGpu);
+  else if (s.nvlinkPairs > 0)
+    out += fmt::format("NVLink between GPUs: {} pair(s)", s.nvlinkPairs);
+  else
+    out += "no NVLink (PCIe)";
   if (s.nvlinksOutside > 0) out += fmt::format(" ({} NVLink(s) to GPUs outside the dump left out)", s.nvlinksOutside);
   out += fmt::format("; {} NIC(s)", s.gpusOfNic.size());
   for (std::size_t n = 0; n < s.gpusOfNic.size(); ++n) {

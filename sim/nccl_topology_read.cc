@@ -1,15 +1,15 @@
 // Reading an NCCL topology dump (nccl_topology.h): the XML parsed by pugixml, each element and value
 // checked, into an NcclSystem. What a system becomes is nccl_topology.cc's.
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
-#include <sstream>
-
-#include <fmt/format.h>
 #include <pugixml.hpp>
+#include <sstream>
 
 #include "sim/json_file.h"
 #include "sim/link_specs.h"
@@ -95,10 +95,14 @@ struct Reader {
     for (const pugi::xml_node& c : n.children()) {
       if (c.type() != pugi::node_element) continue;
       const std::string name = c.name();
-      if (name == "pci") pci(c, parent, cpuId);
-      else if (name == "gpu") gpu(c, parent);
-      else if (name == "nic") nic(c, parent);
-      else fail(c, "", fmt::format("is not an element NCCL writes inside <{}> (pci, gpu, nic)", n.name()));
+      if (name == "pci")
+        pci(c, parent, cpuId);
+      else if (name == "gpu")
+        gpu(c, parent);
+      else if (name == "nic")
+        nic(c, parent);
+      else
+        fail(c, "", fmt::format("is not an element NCCL writes inside <{}> (pci, gpu, nic)", n.name()));
     }
   }
   void pci(const pugi::xml_node& n, int parent, int cpuId) {
@@ -153,10 +157,7 @@ struct Reader {
   unsigned pciDevice_ = 0;
 };
 
-
-[[noreturn]] void refuse(const NcclSystem& s, const std::string& what) {
-  throw TopologyError("nccl topology '" + s.source + "': " + what);
-}
+[[noreturn]] void refuse(const NcclSystem& s, const std::string& what) { throw TopologyError("nccl topology '" + s.source + "': " + what); }
 
 }  // namespace
 
@@ -169,13 +170,15 @@ NcclSystem parseNcclSystem(const std::string& xml, const std::string& source) {
   pugi::xml_document doc;
   const pugi::xml_parse_result r = doc.load_buffer(xml.data(), xml.size());
   if (!r) {
-    const auto line = 1 + std::count(xml.begin(), xml.begin() + std::min<std::ptrdiff_t>(r.offset, static_cast<std::ptrdiff_t>(xml.size())), '\n');
+    const auto line =
+        1 + std::count(xml.begin(), xml.begin() + std::min<std::ptrdiff_t>(r.offset, static_cast<std::ptrdiff_t>(xml.size())), '\n');
     throw TopologyError(fmt::format("nccl topology '{}' line {}: not well-formed XML: {}", source, line, r.description()));
   }
   Reader rd{source, xml, {}, 0, 0};
   rd.out.source = source;
   const pugi::xml_node system = doc.document_element();
-  if (std::string(system.name()) != "system") throw TopologyError("nccl topology '" + source + "': the root element is <" + std::string(system.name()) + ">, not <system>");
+  if (std::string(system.name()) != "system")
+    throw TopologyError("nccl topology '" + source + "': the root element is <" + std::string(system.name()) + ">, not <system>");
   rd.integer(system, "version", 0, 1 << 20, true, 0);
   for (const pugi::xml_node& c : system.children()) {
     if (c.type() != pugi::node_element) continue;
@@ -186,7 +189,8 @@ NcclSystem parseNcclSystem(const std::string& xml, const std::string& source) {
   if (s.gpus.empty()) refuse(s, "no <gpu> element: a dump names the GPUs NCCL ran on");
   std::sort(s.gpus.begin(), s.gpus.end(), [](const NcclGpu& a, const NcclGpu& b) { return a.dev < b.dev; });
   for (const auto& g : s.gpus)
-    if (g.sm != s.gpus[0].sm) refuse(s, fmt::format("GPUs of different SM versions ({} and {}): one architecture per node", g.sm, s.gpus[0].sm));
+    if (g.sm != s.gpus[0].sm)
+      refuse(s, fmt::format("GPUs of different SM versions ({} and {}): one architecture per node", g.sm, s.gpus[0].sm));
   return s;
 }
 
@@ -201,6 +205,5 @@ NcclSystem loadNcclSystem(const std::string& path) {
   text << in.rdbuf();
   return parseNcclSystem(text.str(), path);
 }
-
 
 }  // namespace cclab::sim
