@@ -164,7 +164,8 @@ void commonFields(TopologySpec& t, const NcclSystem& first, const NcclNodeSummar
   t.compute.launchLatency = specs::kKernelLaunch;
 }
 
-std::string className(const char* kind, double x) { return fmt::format("{}_{}", kind, x); }
+// A class per distinct bandwidth, named by it (GB/s, six significant digits).
+std::string className(const char* kind, double x) { return fmt::format("{}_{:.6g}", kind, x); }
 
 // The dump's own tree as a graph; several nodes join through their used NICs on one fabric.
 TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<NcclNodeSummary>& sums) {
@@ -294,6 +295,14 @@ TopologySpec ncclTopology(const std::vector<NcclSystem>& nodes) {
     t.classes["link"] = {specs::kNvlinkLatency, a.nvlinkPerGpu, specs::kNvlinkEfficiency};
     t.nvlsBandwidth = a.sm >= 90 ? specs::kNvlsHopper : 0;
     commonFields(t, nodes[0], a, true);
+  } else if (nodes.size() == 1 && a.gpus == 1) {
+    // One GPU alone: nothing to route; a one-rank switch on its PCIe link keeps every command working.
+    const GBps pcie = linkOf(nodes[0], nodes[0].gpus[0].device, "the GPU");
+    if (pcie <= 0) bad(nodes[0], "the one GPU sits right under its CPU, without a <pci> link to read");
+    t.kind = TopologyKind::Switch;
+    t.ranks = 1;
+    t.classes["link"] = {specs::kPcieLatency, pcie, specs::kPcieEfficiency};
+    commonFields(t, nodes[0], a, false);
   } else if (nodes.size() > 1 && clusterFits(sums)) {
     t.kind = TopologyKind::Cluster;
     t.nodes = static_cast<int>(nodes.size());

@@ -119,6 +119,38 @@ TEST(NcclTopology, TheH200DumpsFirstCpuPairsEachNicWithOneGpu) {
   EXPECT_EQ(t.compute.reduceBandwidth, 4800.0);  // H200: HBM3e 4.8 TB/s from the device id
 }
 
+// NVIDIA/nccl-tests issue 329, "Running nccl-tests on two docker on same host - uses same rank 0"
+// (https://github.com/NVIDIA/nccl-tests/issues/329): the dump of a host with one NVIDIA T600 (sm 75,
+// PCIe Gen3 x16) and one ConnectX RoCE port at 100 Gb/s (Gen3 x16), both right under CPU 1: a PCIe
+// node with a NIC and no NVLink.
+const char* kT600 = "nccl-tests-329-t600-roce.xml";
+
+TEST(NcclTopology, TheT600DumpIsAPcieNodeWithOneNic) {
+  const NcclSystem s = loadNcclSystem(dataPath(kT600));
+  ASSERT_EQ(s.gpus.size(), 1u);
+  ASSERT_EQ(s.nets.size(), 1u);
+  EXPECT_EQ(s.nets[0].name, "roce0");
+  const NcclNodeSummary sum = summarize(s);
+  EXPECT_FALSE(sum.nvswitch);
+  EXPECT_EQ(sum.nvlinkPairs, 0);
+  EXPECT_EQ(sum.sm, 75);
+  EXPECT_EQ(sum.gpusOfNic[0], std::vector<int>{0});
+  EXPECT_DOUBLE_EQ(sum.nicBandwidth[0], 12.5);                 // 100 Gb/s
+  EXPECT_DOUBLE_EQ(sum.gpuNicPcie, 16 * 8.0 * 128 / 130 / 8);  // PCIe Gen3 x16
+  // Alone: one rank.
+  EXPECT_EQ(Topology(ncclTopology({s})).nranks(), 1);
+  // Two such hosts (the issue's two containers, as two nodes): one rank each, through GPU's PCIe link,
+  // the CPU, the NIC's link and the NIC; the NIC is the narrowest.
+  const TopologySpec t = ncclTopology({s, s});
+  EXPECT_EQ(t.kind, TopologyKind::Graph);
+  EXPECT_FALSE(t.ll128Protocol);
+  const Topology topo(t);
+  ASSERT_EQ(topo.nranks(), 2);
+  const Route r = topo.route(0, 1);
+  EXPECT_EQ(r.resources.size(), 6u);  // rank0 -> cpu1 -> nic0 -> fabric -> nic0 -> cpu1 -> rank1
+  EXPECT_NEAR(r.bottleneck, 12.5 * specs::kNicEfficiency, 1e-9);
+}
+
 // Synthetic trees for what the public dumps above do not cover: PCIe-only nodes, NVLink between GPUs,
 // GPUs sharing a NIC, and errors.
 std::string pcieBox(int gpus, int nics) {
