@@ -62,13 +62,15 @@ inline constexpr double kNicEfficiency = 4096.0 / 4138.0;
 
 // GPU memory bandwidth (the reduction's rate; a copy at half) by PCI device id, from the datasheets:
 // H100 SXM5 80GB (0x2330) 3.35 TB/s, H200 SXM (0x2335) 4.8 TB/s, A100 SXM4 80GB (0x20b2) 2,039 GB/s,
-// A100 SXM4 40GB (0x20b0) 1,555 GB/s, V100 SXM2 16/32GB (0x1db1, 0x1db5) 900 GB/s.
+// A100 SXM4 40GB (0x20b0) 1,555 GB/s, A100 80GB PCIe (0x20b5) 1,935 GB/s, V100 SXM2 16/32GB (0x1db1,
+// 0x1db5) 900 GB/s.
 inline std::optional<GBps> gpuMemoryBandwidth(unsigned pciDevice) {
   switch (pciDevice) {
     case 0x2330: return 3350.0;
     case 0x2335: return 4800.0;
     case 0x20b2: return 2039.0;
     case 0x20b0: return 1555.0;
+    case 0x20b5: return 1935.0;
     case 0x1db1:
     case 0x1db5: return 900.0;
     default: return std::nullopt;

@@ -176,7 +176,9 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
   const bool multi = nodes.size() > 1;
   GBps fastestNic = 0;
   if (multi)
-    for (const auto& s : sums) fastestNic = std::max(fastestNic, slowestUsedNic(s));
+    for (const auto& s : sums)
+      for (std::size_t n = 0; n < s.gpusOfNic.size(); ++n)
+        if (!s.gpusOfNic[n].empty()) fastestNic = std::max(fastestNic, s.nicBandwidth[n]);
   auto addClass = [&](const std::string& name, LinkClass c) {
     t.classes.emplace(name, c);
     return name;
@@ -192,12 +194,12 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
       nameOf[s.gpus[i].device] = fmt::format("rank{}", rank + sum.rankOfGpu[i]);
       for (int d : ancestors(s, s.gpus[i].device)) needed[static_cast<std::size_t>(d)] = true;
     }
+    // Each used NIC port is a node of its own on its card (the card's <pci>: a dual-port card has one
+    // PCIe link and two ports).
     std::vector<int> nicNodes;
     if (multi)
       for (std::size_t n = 0; n < s.nets.size(); ++n)
         if (!sum.gpusOfNic[n].empty()) {
-          if (nameOf.count(s.nets[n].device)) bad(s, "a GPU and a NIC on one <pci> element");
-          nameOf[s.nets[n].device] = pre + fmt::format("nic{}", n);
           nicNodes.push_back(static_cast<int>(n));
           for (int d : ancestors(s, s.nets[n].device)) needed[static_cast<std::size_t>(d)] = true;
         }
@@ -207,8 +209,7 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
         nameOf[static_cast<int>(d)] = n;
         t.graphNodes.push_back({n, ""});
       }
-    for (const auto& [id, name] : nameOf)
-      if (name.rfind(pre + "nic", 0) == 0 && multi) t.graphNodes.push_back({name, ""});
+    for (int n : nicNodes) t.graphNodes.push_back({pre + fmt::format("nic{}", n), ""});
     // PCIe links, each device to its parent.
     for (std::size_t d = 0; d < s.devices.size(); ++d) {
       const NcclDevice& dev = s.devices[d];
@@ -262,8 +263,10 @@ TopologySpec graphOf(const std::vector<NcclSystem>& nodes, const std::vector<Ncc
       const GBps bw = sum.nicBandwidth[static_cast<std::size_t>(n)];
       // Class "nic" (the proxy's latency, Topology::isNic) for the fastest NICs, a class per speed for others.
       const std::string cls = bw == fastestNic ? "nic" : className("nic", bw);
-      t.graphLinks.push_back(
-          {nameOf[s.nets[static_cast<std::size_t>(n)].device], "fabric", addClass(cls, {specs::kNicLatency, bw, specs::kNicEfficiency})});
+      const std::string port = pre + fmt::format("nic{}", n);
+      // Port to its card: no latency of its own, the port's rate (the card's PCIe link is the card's).
+      t.graphLinks.push_back({port, nameOf[s.nets[static_cast<std::size_t>(n)].device], addClass(className("nicport", bw), {0, bw, 1.0})});
+      t.graphLinks.push_back({port, "fabric", addClass(cls, {specs::kNicLatency, bw, specs::kNicEfficiency})});
     }
     if (multi && nicNodes.empty()) bad(s, fmt::format("no <net> element: the {} nodes have no NIC to join them", nodes.size()));
     rank += sum.gpus;

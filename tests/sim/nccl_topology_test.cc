@@ -147,8 +147,50 @@ TEST(NcclTopology, TheT600DumpIsAPcieNodeWithOneNic) {
   const Topology topo(t);
   ASSERT_EQ(topo.nranks(), 2);
   const Route r = topo.route(0, 1);
-  EXPECT_EQ(r.resources.size(), 6u);  // rank0 -> cpu1 -> nic0 -> fabric -> nic0 -> cpu1 -> rank1
+  // rank0 -> cpu1 -> the NIC card -> its port -> fabric -> port -> card -> cpu1 -> rank1
+  EXPECT_EQ(r.resources.size(), 8u);
   EXPECT_NEAR(r.bottleneck, 12.5 * specs::kNicEfficiency, 1e-9);
+}
+
+// NVIDIA/nccl issue 2397, "ncclCommShrink leads to IB transport errors ..."
+// (https://github.com/NVIDIA/nccl/issues/2397): the dumps of its two hosts, each 2 x A100 80GB PCIe
+// (device 0x20b5, sm 80, Gen4 x16), one GPU under each CPU, no NVLink, and one dual-port ConnectX-6 Dx
+// (two 100 Gb/s ports) under CPU 0, on a Gen4 x8 link in the first host and x16 in the second.
+const char* kHost11 = "nccl-2397-a100-pcie-host11.xml";
+const char* kHost13 = "nccl-2397-a100-pcie-host13.xml";
+
+TEST(NcclTopology, TheA100PcieHostsAreTwoGpusOnTwoSocketsSharingADualPortNic) {
+  const NcclSystem a = loadNcclSystem(dataPath(kHost11)), b = loadNcclSystem(dataPath(kHost13));
+  ASSERT_EQ(a.gpus.size(), 2u);
+  ASSERT_EQ(a.nets.size(), 2u);  // two ports of one card
+  const NcclNodeSummary sa = summarize(a), sb = summarize(b);
+  EXPECT_FALSE(sa.nvswitch);
+  EXPECT_EQ(sa.nvlinkPairs, 0);
+  // GPU 0 shares CPU 0 with the card; GPU 1 crosses the socket link: one port each.
+  EXPECT_EQ(sa.gpusOfNic[0], std::vector<int>{0});
+  EXPECT_EQ(sa.gpusOfNic[1], std::vector<int>{1});
+  EXPECT_DOUBLE_EQ(sa.nicBandwidth[0], 12.5);
+  const GBps gen4Lane = 16.0 * 128 / 130 / 8;
+  EXPECT_DOUBLE_EQ(sa.gpuNicPcie, 8 * gen4Lane);   // the card's x8 link
+  EXPECT_DOUBLE_EQ(sb.gpuNicPcie, 16 * gen4Lane);  // x16 in the other host
+  // The two files as the two nodes they are: a graph of 4 ranks, the nodes joined by their NIC ports.
+  const TopologySpec t = ncclTopology({a, b});
+  EXPECT_EQ(t.kind, TopologyKind::Graph);
+  EXPECT_EQ(t.compute.reduceBandwidth, 1935.0);  // A100 80GB PCIe HBM2e
+  EXPECT_FALSE(t.ll128Protocol);                 // no NVLink
+  const Topology topo(t);
+  ASSERT_EQ(topo.nranks(), 4);
+  // Inside a host: GPU, CPU 0, the socket link, CPU 1, GPU.
+  const Route inside = topo.route(0, 1);
+  EXPECT_EQ(inside.resources.size(), 3u);
+  EXPECT_NEAR(inside.bottleneck, 16 * gen4Lane * specs::kPcieEfficiency, 1e-9);
+  // Across: the 100 Gb/s port is the narrowest.
+  EXPECT_NEAR(topo.route(0, 2).bottleneck, 12.5 * specs::kNicEfficiency, 1e-9);
+  EXPECT_NEAR(topo.route(1, 3).bottleneck, 12.5 * specs::kNicEfficiency, 1e-9);
+  // Through --topo: both files, one node each.
+  const auto viaArg = resolveNcclTopology(dataPath(kHost11) + "," + dataPath(kHost13), 0);
+  ASSERT_TRUE(viaArg);
+  EXPECT_EQ(viaArg->ranks, 4);
 }
 
 // Synthetic trees for what the public dumps above do not cover: PCIe-only nodes, NVLink between GPUs,
