@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -496,7 +498,23 @@ int runCompare(const CompareCmd& cmd) {
   c.gpus = cmd.gpus;
   c.slice = cmd.slice;
   const TopologySpec spec = c.spec();
-  const Topology topo(spec);
+  // Each run on the topology of its rank count: a cluster (or one NCCL dump's node) takes the run's node
+  // count unless --nodes or -g fixes it; otherwise compareRun refuses a run of other ranks.
+  std::map<int, std::unique_ptr<Topology>> topos;
+  const auto topoFor = [&](int nranks) -> const Topology& {
+    auto& t = topos[nranks];
+    if (t) return *t;
+    TopologySpec s = spec;
+    const bool free = cmd.nodes == 0 && cmd.nranks == 0 && nranks != spec.ranks && nranks > 0;
+    const bool oneDump = isNcclTopologyArg(cmd.topo) && cmd.topo.find(',') == std::string::npos;
+    const int perNode = spec.kind == TopologyKind::Cluster ? spec.gpusPerNode : spec.ranks;
+    if (free && oneDump && perNode > 0 && nranks % perNode == 0)
+      s = *resolveNcclTopology(cmd.topo, nranks / perNode);
+    else if (free && !oneDump && spec.kind == TopologyKind::Cluster && nranks % perNode == 0)
+      s = resized(spec, 0, nranks / perNode);
+    t = std::make_unique<Topology>(s);
+    return *t;
+  };
   CompareOptions opt{.model = cmd.model, .algorithms = {}, .sliceBytes = c.sliceBytes(), .protocol = cmd.protocol};
   if (cmd.algo != "auto")
     for (const auto& a : splitList(cmd.algo)) opt.algorithms.push_back(parseSimAlgorithm(a));
@@ -510,10 +528,11 @@ int runCompare(const CompareCmd& cmd) {
     skipped += log.skippedRows;
     for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
     for (const auto& run : log.runs) {
+      const Topology& topo = topoFor(run.nranks);
       const auto rows = compareRun(topo, run, opt);
       std::cout << fmt::format("# cclab-sim compare: {} run {} ({}{}, {} ranks, {} rows) against PREDICTED ({}) on {}\n", run.source,
                                run.index, run.binary.empty() ? std::string(plan::name(run.collective)) : run.binary,
-                               run.graph ? ", -G graph" : "", run.nranks, run.rows.size(), name(cmd.model), spec.name);
+                               run.graph ? ", -G graph" : "", run.nranks, run.rows.size(), name(cmd.model), topo.spec().name);
       std::cout << fmt::format("# {:>11} {:>5} {:>12} {:>12} {:>8} {:>9} {:>6}  {:<9} {:>10} {:>10} {:>10}\n", "size", "place", "measured us",
                                "predicted us", "error", "algo", "proto", "dominant", "latency", "bandwidth", "reduction");
       for (const auto& r : rows)
@@ -539,7 +558,7 @@ int runCompare(const CompareCmd& cmd) {
     for (const auto& s : summary)
       sums.push_back({{"collective", plan::name(s.collective)}, {"rows", s.rows}, {"geomean_abs_error", s.geomeanAbsError},
                       {"geomean_ratio", s.geomeanRatio}});
-    writeJson(cmd.json, {{"command", "compare"}, {"topology", spec.name}, {"nranks", topo.nranks()}, {"model", name(cmd.model)},
+    writeJson(cmd.json, {{"command", "compare"}, {"topology", spec.name}, {"nranks", spec.ranks}, {"model", name(cmd.model)},
                          {"files", cmd.logs}, {"skipped_rows", skipped}, {"rows", rows}, {"summary", sums}});
   }
   return 0;

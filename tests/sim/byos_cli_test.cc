@@ -80,6 +80,25 @@ TEST(ByosCli, CompareWritesTheTableAndJson) {
   EXPECT_EQ(j["summary"][0]["rows"], 64);
 }
 
+TEST(ByosCli, CompareFitsTheClusterToEachRunsRanks) {
+  // Runs of 16 and 64 ranks in one log: the dump's node copied 2 and 8 times.
+  const TempDir dir("cclab-byos");
+  const std::string out = (dir.path / "cmp.json").string();
+  const CliRun r = run("compare " + kData + "nccl-tests/nccl-tests-309-h100-ib400-runs.txt --collective allreduce --algo ring --topo " +
+                       kDump + " -J " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir.path / "cmp.json"));
+  ASSERT_EQ(j["rows"].size(), 84u);  // 3 runs x 14 sizes x 2 columns
+  EXPECT_EQ(j["rows"][0]["nranks"], 16);
+  EXPECT_EQ(j["rows"][28]["nranks"], 64);
+  EXPECT_NE(r.output.find("nccl:ibm-gx3d-h100x8"), std::string::npos) << r.output;
+  // With --nodes fixed, a run of other ranks is refused in one line.
+  const CliRun fixed = run("compare " + kData + "nccl-tests/nccl-tests-309-h100-ib400-runs.txt --collective allreduce --topo " + kDump +
+                           " --nodes 2");
+  EXPECT_EQ(fixed.status, 2);
+  EXPECT_NE(fixed.output.find("64 ranks"), std::string::npos) << fixed.output;
+}
+
 TEST(ByosCli, CompareReadsOurOwnJsonFiles) {
   // A cclab-sim -J file (the shape of bench/*_perf -J) compared with the topology it was predicted on:
   // every row's error is 0.

@@ -35,6 +35,33 @@ const char* k309 = "nccl-tests-309-hgx-h100-2node.txt";
 // ranks, 1 GiB to 9 GiB by a factor 3, after a shell prompt.
 const char* k256 = "nccl-tests-256-h200-2node.txt";
 
+// The same thread, another cluster (8 x H100 per node, InfiniBand 400 Gb/s): three logs one after the
+// other as posted there: 2 nodes (no command line), 8 nodes with NCCL_MIN_CTAS=24 (mpirun line), 2 nodes
+// with NCCL_ALGO=Ring (mpirun line broken over two lines). Rank lines are regular and were written out
+// from the values shown (host, pid, bus id); line-end spaces may differ from the post.
+const char* k309Runs = "nccl-tests-309-h100-ib400-runs.txt";
+
+TEST(NcclTestsLog, ThreeRunsOfDifferentSizeInOneFile) {
+  // The first run names no binary: refused unless the caller says which collective.
+  EXPECT_THROW(loadNcclTestsLog(dataPath(k309Runs)), MeasuredError);
+  const NcclTestsLog log = loadNcclTestsLog(dataPath(k309Runs), Collective::AllReduce);
+  ASSERT_EQ(log.runs.size(), 3u);
+  EXPECT_EQ(log.skippedRows, 0);
+  EXPECT_EQ(log.runs[0].nranks, 16);
+  EXPECT_EQ(log.runs[1].nranks, 64);
+  EXPECT_EQ(log.runs[2].nranks, 16);
+  EXPECT_EQ(log.runs[0].binary, "");
+  EXPECT_EQ(log.runs[1].binary, "all_reduce_perf");
+  EXPECT_EQ(log.runs[2].binary, "all_reduce_perf");
+  for (const auto& run : log.runs) {
+    ASSERT_EQ(run.rows.size(), 14u);  // 1 MiB .. 8 GiB
+    EXPECT_EQ(run.rows.front().size, 1048576);
+    EXPECT_EQ(run.rows.back().size, 8589934592LL);
+  }
+  EXPECT_DOUBLE_EQ(log.runs[1].rows[3].oopTime, 889.1);  // the 8 MiB outlier of the 8-node run, as measured
+  EXPECT_DOUBLE_EQ(log.runs[2].rows.back().ipTime, 41056);
+}
+
 TEST(NcclTestsLog, TheHgxH100LogIsOneAllreduceRunOf32Rows) {
   const NcclTestsLog log = loadNcclTestsLog(dataPath(k309));
   ASSERT_EQ(log.runs.size(), 1u);
