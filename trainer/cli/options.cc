@@ -8,6 +8,7 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/conventions/size.h"
 #include "collectives/core/errors.h"
+#include "collectives/job.h"
 #include "trainer/model/layout.h"
 
 namespace cclab::trainer {
@@ -104,6 +105,8 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   refuseOptionsWithoutEffect(app, t.mode);
   o.backendGiven = app.count("--backend") > 0;
   o.workersGiven = app.count("--workers") > 0;
+  // Under mpirun the proc backend runs one worker per process: --batch divides over the processes.
+  if (!o.workersGiven && jobSpansProcesses() && (!o.backendGiven || backend == "proc")) t.workers = jobProcessCount();
   if (app.count("--layers") > 0 && app.count("--widths") > 0)
     throw InvalidArgument("--layers and --widths name the same thing (--widths is its old name): give one");
   t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);
