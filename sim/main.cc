@@ -247,6 +247,13 @@ int runScale(const ScaleCmd& cmd) {
   const std::int64_t e = common.elemSize();
   const Bytes size = parseBytes(cmd.size);
   const auto nodeCounts = parseRange(cmd.nodes, "--nodes");
+  if (common.model == Model::Replay)
+    for (int n : nodeCounts)
+      if (static_cast<std::int64_t>(n) * std::max(1, common.gpus) > kMaxScaleReplayRanks)
+        throw InvalidArgument(fmt::format("--nodes {}: {} nodes of {} GPUs are {} ranks, more than the {} that scale --model replay "
+                                          "replays (every algorithm at every node count takes minutes past it): use --model analytic",
+                                          cmd.nodes, n, std::max(1, common.gpus), static_cast<std::int64_t>(n) * std::max(1, common.gpus),
+                                          kMaxScaleReplayRanks));
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algos)) {
     algos.push_back(parseSimAlgorithm(text));
@@ -285,7 +292,7 @@ int runScale(const ScaleCmd& cmd) {
     line += fmt::format(" | {:>15} {:>17}", treeX ? humanBytes(*treeX) : "-", dbX ? humanBytes(*dbX) : "-");
     cross.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"tree_vs_ring_bytes", treeX ? double(*treeX) : -1.0},
                      {"dbtree_vs_ring_bytes", dbX ? double(*dbX) : -1.0}});
-    std::cout << line << "\n";
+    std::cout << line << std::endl;  // each node count as it is done: a long replay shows its progress
   }
   std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
   if (!common.json.empty())
@@ -400,6 +407,8 @@ int runCalibrate(const CalibrateCmd& cmd) {
   std::vector<Measurement> measured, checked;
   for (const auto& f : cmd.measured) measured.push_back(loadMeasurement(f));
   for (const auto& f : cmd.check) checked.push_back(loadMeasurement(f));
+  checkCalibrateInput(measured);  // before the first replay of a point
+  checkCalibrateInput(checked);
   const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
     if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)

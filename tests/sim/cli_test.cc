@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -213,4 +216,41 @@ TEST(Cli, ProtocolIsChosenPerCallAndReported) {
   ASSERT_EQ(s.status, 0) << s.output;
   EXPECT_NE(s.output.find("proto"), std::string::npos) << s.output;
   EXPECT_NE(s.output.find(" simple |"), std::string::npos) << s.output;
+}
+
+// Runaways refused up front with the limit in one line: a replayed scale past 512 ranks (minutes of
+// replay with no output before), a calibration of a 3000-rank file (minutes of replays).
+TEST(Cli, RunawayScaleReplaysAndCalibrationsAreRefusedWithTheLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun s = run("scale --model replay --nodes 1..4096");
+  EXPECT_EQ(s.status, 2) << s.output;
+  EXPECT_NE(s.output.find("128 nodes of 8 GPUs are 1024 ranks, more than the 512 that scale --model replay replays"), std::string::npos)
+      << s.output;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cclab_sim_cal_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string rows = R"("results":[{"size":1024,"oop":{"time_us":12}},{"size":65536,"oop":{"time_us":40}}])";
+  const auto calibrate = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return run("calibrate --measured " + (dir / name).string() + " --topo host -o " + (dir / "out.json").string());
+  };
+  const CliRun big = calibrate("big.json", R"({"collective":"allreduce","algo":"ring","nranks":3000,)" + rows + "}");
+  EXPECT_EQ(big.status, 2) << big.output;
+  EXPECT_NE(big.output.find("nranks 3000 is more than calibrate fits (at most 64"), std::string::npos) << big.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // Inputs that were taken silently: a missing collective, a default (auto) bench file, a time <= 0.
+  const CliRun none = calibrate("none.json", R"({"algo":"ring","nranks":4,)" + rows + "}");
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_NE(none.output.find("field 'collective' is missing"), std::string::npos) << none.output;
+  const CliRun autoAlgo = calibrate("auto.json", R"({"collective":"allreduce","algo":"auto","nranks":4,)" + rows + "}");
+  EXPECT_EQ(autoAlgo.status, 2) << autoAlgo.output;
+  EXPECT_NE(autoAlgo.output.find("field 'algo' is auto: the file does not say which algorithm"), std::string::npos) << autoAlgo.output;
+  EXPECT_EQ(autoAlgo.output.find("makePlan"), std::string::npos) << autoAlgo.output;
+  for (const char* t : {"0", "-3"}) {
+    const CliRun bad = calibrate("t.json", std::string(R"({"collective":"allreduce","algo":"ring","nranks":4,"results":[{"size":1024,"oop":{"time_us":)") +
+                                               t + "}}]}");
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("'results[0].oop.time_us' must be a positive time"), std::string::npos) << bad.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.json"));
+  std::filesystem::remove_all(dir);
 }

@@ -215,6 +215,24 @@ TEST(Binary, BadHyperParametersAndModeOptionsExitTwo) {
   }
 }
 
+// Runaways refused up front with the limit in one line (collectives/conventions/limits.h), within a
+// second: a million-wide layer (a 3 GB matrix per worker) and a trace of a hundred million events.
+TEST(Binary, RunawayModelsAndTracesAreRefusedWithTheLimit) {
+  const fs::path trace = fs::temp_directory_path() / ("cclab_train_trace_" + std::to_string(::getpid()) + ".json");
+  for (const std::string& flags : {std::string("--data synthetic --layers 784,1000000,10"),
+                                   std::string(kTinyRun) + "--epochs 1000000 --trace " + trace.string()}) {
+    const auto start = std::chrono::steady_clock::now();
+    const Exit e = runBinary(flags);
+    EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << e.err;
+    EXPECT_NE(e.err.find("more than the limit of"), std::string::npos) << e.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << flags;
+  }
+  EXPECT_FALSE(fs::exists(trace));
+  const Exit wide = runBinary("--data synthetic --synthetic-samples 256 --layers 784,2000,10 --workers 2 --batch 64 --epochs 1 -q");
+  EXPECT_EQ(wide.code, 0) << wide.err;
+}
+
 TEST(Binary, ADivergingRunFailsWithExitOneAndKeepsTheOldJson) {
   const fs::path dir = fs::temp_directory_path() / ("cclab_train_nan_" + std::to_string(::getpid()));
   fs::create_directories(dir);

@@ -2,6 +2,8 @@
 // usage (flags, paths, an unavailable backend).
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -10,11 +12,14 @@
 #include <sstream>
 #include <string>
 
+#include "collectives/conventions/limits.h"
+#include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
 #include "collectives/job.h"
 #include "trainer/cli/options.h"
 #include "trainer/metrics/summary.h"
+#include "trainer/model/layout.h"
 #include "trainer/report/baseline.h"
 #include "trainer/report/json_report.h"
 #include "trainer/report/text_report.h"
@@ -67,6 +72,25 @@ cclab::conventions::JobProposal proposal(const cclab::trainer::CliOptions& o) {
   return p;
 }
 
+// Host memory of this process's replicas: parameters, gradients and momentum of each local worker.
+constexpr std::int64_t kReplicaFloats = 3;
+std::int64_t replicaBytes(const cclab::trainer::TrainConfig& c, int localWorkers) {
+  return cclab::conventions::saturatingBytes(cclab::trainer::replicaParameters(c), kReplicaFloats * sizeof(float) * localWorkers);
+}
+
+// The trace a run would record, bounded from above before it runs: per worker and step, the compute
+// events (at most 4) and one per gradient bucket (at most one per bucket-size of parameters plus one
+// per layer boundary).
+std::int64_t traceEventBound(const cclab::trainer::TrainConfig& c, std::int64_t trainSamples) {
+  using cclab::conventions::saturatingBytes;
+  const std::int64_t params = cclab::trainer::replicaParameters(c);
+  const auto bucket = static_cast<std::int64_t>(std::max<std::size_t>(c.sync.bucketBytes, sizeof(float)));
+  const std::int64_t buckets = saturatingBytes(params, sizeof(float)) / bucket + static_cast<std::int64_t>(c.widths.size()) + 1;
+  std::int64_t steps = std::max<std::int64_t>(1, trainSamples / std::max<std::int64_t>(c.batch, 1) + 1);
+  if (c.maxStepsPerEpoch > 0) steps = std::min(steps, c.maxStepsPerEpoch);
+  return saturatingBytes(saturatingBytes(saturatingBytes(c.epochs, steps), c.workers), buckets + 4);
+}
+
 int run(int argc, char** argv) {
   using namespace cclab::trainer;
   std::ostringstream help;
@@ -88,6 +112,9 @@ int run(int argc, char** argv) {
       p.message = "--help";
     } else {
       p = proposal(*options);
+      const bool oneWorkerEach = !options->backendGiven || options->train.sync.backend == cclab::Backend::Proc;
+      p.hostBytes = replicaBytes(options->train, oneWorkerEach ? 1 : options->train.workers);
+      p.memoryWhat = "--layers " + formatWidths(options->train.widths);
     }
     const cclab::conventions::JobVerdict verdict = cclab::agreeOnJob("cclab-train", std::move(p));
     if (verdict.action == cclab::conventions::JobAction::Refuse) return kExitUsage;  // rank 0 said why
@@ -102,6 +129,11 @@ int run(int argc, char** argv) {
   const std::unique_ptr<cclab::Communicator> comm = processCommunicator(*options, config);
   const bool reports = !comm || comm->printsReport();  // under mpirun: rank 0 alone prints and writes files
   checkOutputs(options->output);  // before training: a run must not end unable to save its results
+  if (const auto available = cclab::conventions::hostMemoryAvailable())
+    cclab::conventions::requireMemory(replicaBytes(config, comm ? 1 : config.workers), *available,
+                                      "--layers " + formatWidths(config.widths) + " on " +
+                                          std::to_string(comm ? 1 : config.workers) + " workers' replicas",
+                                      "host memory (MemAvailable)");
   if (config.sync.backend != cclab::Backend::Host && !comm) {
     std::string why;
     if (!cclab::backendAvailable(config.sync.backend, &why))
@@ -114,6 +146,9 @@ int run(int argc, char** argv) {
   // One BLAS thread per worker: the workers are the parallelism.
   openblas_set_num_threads(1);
   const DataSplit data = loadData(options->data);
+  if (config.trace)
+    cclab::conventions::requireAtMost(traceEventBound(config, static_cast<std::int64_t>(data.train.size())), cclab::conventions::kMaxTraceEvents,
+                                      "--trace: the events this run may record", "fewer epochs, --steps-per-epoch or a larger --bucket");
   // Baselines are checked against this run's configuration before training (the data's name is part of it).
   Baselines baselines;
   const nlohmann::json runConfig = configToJson(config, data.name);
