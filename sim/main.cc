@@ -31,6 +31,7 @@
 #include "sim/presets.h"
 #include "sim/replay.h"
 #include "sim/report.h"
+#include "collectives/core/dtype.h"
 #include "sim/topology_json.h"
 
 namespace {
@@ -41,6 +42,21 @@ using plan::Algorithm;
 using plan::Collective;
 
 // Options every prediction command shares.
+// An output path given empty is refused (it used to mean "not given" and write nothing).
+const CLI::Validator nonEmptyPath([](const std::string& s) { return s.empty() ? std::string("an empty path (give a file name)") : std::string(); },
+                                  "PATH");
+// -o names a reduction op every backend knows (sum, prod, max, min, avg), not any text.
+const CLI::Validator knownReduceOp(
+    [](const std::string& s) {
+      try {
+        (void)cclab::parseReduceOp(s);
+        return std::string();
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+    },
+    "OP");
+
 struct Common {
   std::string topo = "dgx-h100";
   int nranks = 0, nodes = 0, gpus = 0;
@@ -58,7 +74,9 @@ struct Common {
     app->add_option("--nodes", nodes, "cluster: nodes")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("--gpus", gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("-d,--datatype", type, "element type")->capture_default_str();
-    app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")->capture_default_str();
+    app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")
+        ->capture_default_str()
+        ->check(knownReduceOp);
     app->add_option("-r,--root", root, "root of broadcast and reduce")->capture_default_str();
     if (withModel)
       app->add_option_function<std::string>("--model", [this](const std::string& m) { model = parseModel(m); },
@@ -70,7 +88,7 @@ struct Common {
     app->add_option_function<std::string>("--protocol", [this](const std::string& p) { protocol = parseProtocolChoice(p); },
                                           "ll, ll128, simple or auto (default: auto, the fastest for the whole call; "
                                           "every message of a call takes one)");
-    app->add_option("-J,--json", json, "write JSON results to this file");
+    app->add_option("-J,--json", json, "write JSON results to this file")->check(nonEmptyPath);
   }
 
   TopologySpec spec() const {
@@ -538,7 +556,7 @@ int main(int argc, char** argv) {
     sub->add_option("-e,--maxbytes", c.maxBytes, "largest size (K/M/G)")->capture_default_str();
     sub->add_option("-f,--stepfactor", c.factor, "multiply the size by this each step")->capture_default_str();
     sub->add_option("-i,--stepbytes", c.increment, "add this to the size each step (instead of -f)");
-    sub->add_option("--trace", c.trace, "Chrome-trace JSON of the largest size (replay)");
+    sub->add_option("--trace", c.trace, "Chrome-trace JSON of the largest size (replay)")->check(nonEmptyPath);
     sub->add_flag("--links", c.links, "print link utilisation of the largest size (replay)");
     collApps.push_back(sub);
   }
@@ -577,14 +595,14 @@ int main(int argc, char** argv) {
   calApp->add_option("--topo,-t", cal.topo, "initial topology (preset or file)")->capture_default_str();
   calApp->add_option("--params", cal.params, "parameters to fit, e.g. classes.thread.latency_us,compute.reduce_gbps");
   calApp->add_option("--slice", cal.slice, "replay slice size (bytes, auto, whole)")->capture_default_str();
-  calApp->add_option("-o,--output", cal.out, "write the calibrated topology here");
-  calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON");
+  calApp->add_option("-o,--output", cal.out, "write the calibrated topology here")->check(nonEmptyPath);
+  calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON")->check(nonEmptyPath);
 
   std::string topoName, topoOut;
   bool describe = false;
   auto* topoApp = app.add_subcommand("topo", "print a preset or file as a topology file (JSON), or its links");
   topoApp->add_option("name", topoName, "preset or file")->required();
-  topoApp->add_option("-o,--output", topoOut, "write to this file");
+  topoApp->add_option("-o,--output", topoOut, "write to this file")->check(nonEmptyPath);
   topoApp->add_flag("--describe", describe, "list the expanded links and their parameters");
 
   int benchRanks = 1024;

@@ -254,3 +254,20 @@ TEST(Cli, RunawayScaleReplaysAndCalibrationsAreRefusedWithTheLimit) {
   EXPECT_FALSE(std::filesystem::exists(dir / "out.json"));
   std::filesystem::remove_all(dir);
 }
+
+// Inputs that were taken silently: empty output paths, an op no backend has, a key given twice in an
+// input file (the parser kept the last one).
+TEST(Cli, EmptyPathsUnknownOpsAndDuplicateKeysAreRefused) {
+  for (const char* args : {"allreduce -b 8 -e 8 -J ''", "allreduce -b 8 -e 8 --trace ''", "allreduce -b 8 -e 8 -o xor",
+                           "topo host -o ''"}) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
+  }
+  const auto path = std::filesystem::temp_directory_path() / ("cclab_sim_dup_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"collective":"allreduce","algo":"ring","nranks":4,"nranks":64,"results":[{"size":8,"oop":{"time_us":1}}]})";
+  const CliRun dup = run("calibrate --measured " + path.string() + " --topo host -o " + path.string() + ".out");
+  EXPECT_EQ(dup.status, 2) << dup.output;
+  EXPECT_NE(dup.output.find("the key \"nranks\" appears twice"), std::string::npos) << dup.output;
+  std::filesystem::remove(path);
+}

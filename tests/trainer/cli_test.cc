@@ -183,7 +183,11 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 TEST(Binary, BadUsageIsOneLineAndExitTwo) {
   for (const char* args : {"--bogus", "--workers 3 --batch 100", "--straggler 1:nope", "--data fashion-mnist --data-dir /no/such/dir",
                            "--mode async --backend cuda", "--data synthetic --widths 784-10-3",
-                           "--data synthetic --layers 784,10,3", "--compute-model h1000", "--layers 784,10 --widths 784-10"}) {
+                           "--data synthetic --layers 784,10,3", "--compute-model h1000", "--layers 784,10 --widths 784-10",
+                           // empty paths (were "not given": exit 0, nothing written), a baseline that is a directory
+                           // (was exit 1 with a libstdc++ message)
+                           "--data synthetic -J ''", "--data synthetic --trace ''", "--data synthetic --save-weights ''",
+                           "--data synthetic --scaling-baseline /tmp"}) {
     const Exit e = runBinary(args);
     EXPECT_EQ(e.code, 2) << args << ": " << e.err;
     EXPECT_EQ(lines(e.err), 1) << args << ": " << e.err;
