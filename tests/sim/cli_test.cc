@@ -271,3 +271,11 @@ TEST(Cli, EmptyPathsUnknownOpsAndDuplicateKeysAreRefused) {
   EXPECT_NE(dup.output.find("the key \"nranks\" appears twice"), std::string::npos) << dup.output;
   std::filesystem::remove(path);
 }
+
+// A plan too large even unsliced is named as such, not as "the slice size 0 elements cuts this plan".
+TEST(Cli, APlanTooLargeUnslicedSaysSo) {
+  const CliRun r = run("allreduce -g 32768 -b 1M -e 1M");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("ops over its 32768 ranks even unsliced"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("slice size 0"), std::string::npos) << r.output;
+}
