@@ -20,6 +20,7 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "sim/algorithms.h"
+#include "sim/plan_command.h"
 #include "sim/nccl_compare.h"
 #include "sim/analytic.h"
 #include "sim/calibrate.h"
@@ -623,6 +624,19 @@ int main(int argc, char** argv) {
   benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 
+  PlanCommand planCmd;
+  auto* planApp = app.add_subcommand("plan", "print a plan, or export it as an MSCCL XML or MSCCL++ JSON algorithm file");
+  planApp->add_option("--collective,-c", planCmd.collective, "allreduce, reducescatter, allgather, broadcast, reduce")->capture_default_str();
+  planApp->add_option("--algo,-a", planCmd.algo, "a plan algorithm or file:PATH (an MSCCL XML or MSCCL++ JSON file)")->capture_default_str();
+  planApp->add_option("-g,--nranks", planCmd.nranks, "ranks")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
+  planApp->add_option("--count", planCmd.count, "elements per rank (NCCL's count)")->capture_default_str()->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  planApp->add_option("--root", planCmd.root, "root (broadcast, reduce)")->capture_default_str();
+  planApp->add_option("--channels", planCmd.channels, "plan channels")->capture_default_str()->check(CLI::Range(1, plan::kMaxChannels));
+  planApp->add_option("--ranks-per-node", planCmd.ranksPerNode, "ranks per node (hier, tree, ring orders)")->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
+  planApp->add_option("--export", planCmd.exportFormat, "msccl-xml or mscclpp-json (default: print the plan's ops)");
+  planApp->add_option("--name", planCmd.name, "the algorithm's name in the exported file");
+  planApp->add_option("-o,--output", planCmd.output, "write to this file (default: stdout)");
+
   // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {
     app.parse(argc, argv);
@@ -632,6 +646,7 @@ int main(int argc, char** argv) {
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
     if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
+    if (planApp->parsed()) return runPlanCommand(planCmd);
     if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices, benchProtocol);
     return 2;
   } catch (const std::exception& e) {
