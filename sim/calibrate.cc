@@ -122,8 +122,21 @@ std::vector<PointError> evaluate(const TopologySpec& spec, const std::vector<Mea
   return out;
 }
 
+void checkCalibrateInput(const std::vector<Measurement>& set) {
+  for (const Measurement& m : set) {
+    if (!m.collectiveGiven)
+      throw MeasuredError("measured file '" + m.source + "': field 'collective' is missing (a fit needs to know what was measured; the "
+                          "bench's -J names it)");
+    if (m.nranks > kMaxCalibrateRanks)
+      throw MeasuredError("measured file '" + m.source + "': nranks " + std::to_string(m.nranks) + " is more than calibrate fits (at most " +
+                          std::to_string(kMaxCalibrateRanks) + ": every step of the fit replays every point, minutes past it)");
+  }
+}
+
 CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measurement>& fitSet,
                             const std::vector<Measurement>& checkSet, const CalibrationOptions& options) {
+  checkCalibrateInput(fitSet);
+  checkCalibrateInput(checkSet);
   CalibrationResult result;
   const std::vector<std::string> names = options.params.empty() ? defaultFitParams(initial) : options.params;
   if (names.empty()) throw TopologyError("calibrate: the topology has no parameter to fit");

@@ -63,6 +63,16 @@ void setParam(TopologySpec& spec, const std::string& name, double value);
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes);
 std::vector<PointError> evaluate(const TopologySpec& spec, const std::vector<Measurement>& set, std::int64_t sliceBytes);
 
+// Largest rank count of a measured file calibrate takes: it replays every point at every step of the
+// fit, and the replay's cost grows faster than the square of the ranks (4 sizes up to 16 MiB on the
+// host topology, a loaded 2-core machine: 8 ranks 0.4 s, 16 ranks 1.8 s, 64 ranks 88 s). A file of
+// more ranks is refused before the fit starts (the simulator's other commands replay up to kMaxReplayRanks).
+inline constexpr int kMaxCalibrateRanks = 64;
+
+// Throws MeasuredError naming the file unless every file of the set names its collective and has at most
+// kMaxCalibrateRanks ranks.
+void checkCalibrateInput(const std::vector<Measurement>& set);
+
 CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measurement>& fitSet,
                             const std::vector<Measurement>& checkSet, const CalibrationOptions& options = {});
 

@@ -16,6 +16,11 @@ std::vector<std::string> splitList(const std::string& s);
 // Largest node count `scale` accepts: a cluster of 2^16 nodes of 8 GPUs is half a million ranks, which
 // the analytic model prices instantly but no replay or real run reaches.
 inline constexpr int kMaxScaleNodes = 1 << 16;
+// Largest rank count `scale --model replay` replays: it replays every algorithm at every node count of
+// the range, and past 64 nodes of 8 GPUs (512 ranks) the default five algorithms take minutes (64 nodes:
+// 36 s, 128 nodes: more than 120 s on a loaded 2-core machine); larger clusters are the analytic
+// model's (or one `cclab-sim allreduce` replay's, up to kMaxReplayRanks).
+inline constexpr int kMaxScaleReplayRanks = 512;
 // "A..B": A, 2A, 4A, ... up to B; or a list "1,2,8". Throws InvalidArgument naming `flag` unless every
 // value is in 1..kMaxScaleNodes.
 std::vector<int> parseRange(const std::string& s, const std::string& flag);

@@ -4,6 +4,7 @@
 #include <filesystem>
 #include <fstream>
 
+#include "collectives/conventions/strict_json.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::sim {
@@ -23,7 +24,7 @@ nlohmann::json readJsonFile(const std::string& path, const std::string& what) {
   std::ifstream in(path);
   if (!in) throw InvalidArgument(where + "cannot open it");
   try {
-    return nlohmann::json::parse(in);
+    return conventions::parseStrictJson(in);
   } catch (const nlohmann::json::out_of_range& e) {  // e.g. 1e400: "number overflow parsing '1e400'"
     throw InvalidArgument(where + "a number is out of range: " + e.what());
   } catch (const nlohmann::json::exception& e) {

@@ -38,6 +38,7 @@
 #include "sim/presets.h"
 #include "sim/replay.h"
 #include "sim/report.h"
+#include "collectives/core/dtype.h"
 #include "sim/topology_json.h"
 
 namespace {
@@ -48,6 +49,21 @@ using plan::Algorithm;
 using plan::Collective;
 
 // Options every prediction command shares.
+// An output path given empty is refused (it used to mean "not given" and write nothing).
+const CLI::Validator nonEmptyPath([](const std::string& s) { return s.empty() ? std::string("an empty path (give a file name)") : std::string(); },
+                                  "PATH");
+// -o names a reduction op every backend knows (sum, prod, max, min, avg), not any text.
+const CLI::Validator knownReduceOp(
+    [](const std::string& s) {
+      try {
+        (void)cclab::parseReduceOp(s);
+        return std::string();
+      } catch (const std::exception& e) {
+        return std::string(e.what());
+      }
+    },
+    "OP");
+
 struct Common {
   std::string topo = "dgx-h100";
   int nranks = 0, nodes = 0, gpus = 0;
@@ -65,7 +81,9 @@ struct Common {
     app->add_option("--nodes", nodes, "cluster: nodes")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("--gpus", gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
     app->add_option("-d,--datatype", type, "element type")->capture_default_str();
-    app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")->capture_default_str();
+    app->add_option("-o,--op", redop, "reduction op (names the column; the model charges every op alike)")
+        ->capture_default_str()
+        ->check(knownReduceOp);
     app->add_option("-r,--root", root, "root of broadcast and reduce")->capture_default_str();
     if (withModel)
       app->add_option_function<std::string>("--model", [this](const std::string& m) { model = parseModel(m); },
@@ -77,7 +95,7 @@ struct Common {
     app->add_option_function<std::string>("--protocol", [this](const std::string& p) { protocol = parseProtocolChoice(p); },
                                           "ll, ll128, simple or auto (default: auto, the fastest for the whole call; "
                                           "every message of a call takes one)");
-    app->add_option("-J,--json", json, "write JSON results to this file");
+    app->add_option("-J,--json", json, "write JSON results to this file")->check(nonEmptyPath);
   }
 
   TopologySpec spec() const {
@@ -256,6 +274,13 @@ int runScale(const ScaleCmd& cmd) {
   const std::int64_t e = common.elemSize();
   const Bytes size = parseBytes(cmd.size);
   const auto nodeCounts = parseRange(cmd.nodes, "--nodes");
+  if (common.model == Model::Replay)
+    for (int n : nodeCounts)
+      if (static_cast<std::int64_t>(n) * std::max(1, common.gpus) > kMaxScaleReplayRanks)
+        throw InvalidArgument(fmt::format("--nodes {}: {} nodes of {} GPUs are {} ranks, more than the {} that scale --model replay "
+                                          "replays (every algorithm at every node count takes minutes past it): use --model analytic",
+                                          cmd.nodes, n, std::max(1, common.gpus), static_cast<std::int64_t>(n) * std::max(1, common.gpus),
+                                          kMaxScaleReplayRanks));
   std::vector<SimAlgorithm> algos;
   for (const auto& text : splitList(cmd.algos)) {
     algos.push_back(parseSimAlgorithm(text));
@@ -296,7 +321,7 @@ int runScale(const ScaleCmd& cmd) {
     line += fmt::format(" | {:>15} {:>17}", treeX ? humanBytes(*treeX) : "-", dbX ? humanBytes(*dbX) : "-");
     cross.push_back({{"nodes", spec.nodes}, {"nranks", p}, {"tree_vs_ring_bytes", treeX ? double(*treeX) : -1.0},
                      {"dbtree_vs_ring_bytes", dbX ? double(*dbX) : -1.0}});
-    std::cout << line << "\n";
+    std::cout << line << std::endl;  // each node count as it is done: a long replay shows its progress
   }
   std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
   if (!common.json.empty())
@@ -434,6 +459,8 @@ int runCalibrate(const CalibrateCmd& cmd) {
     for (auto& m : loadMeasurements(f, cmd.collective)) measured.push_back(std::move(m));
   for (const auto& f : cmd.check)
     for (auto& m : loadMeasurements(f, cmd.collective)) checked.push_back(std::move(m));
+  checkCalibrateInput(measured);  // before the first replay of a point
+  checkCalibrateInput(checked);
   const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
     if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
@@ -661,7 +688,7 @@ int main(int argc, char** argv) {
     sub->add_option("-e,--maxbytes", c.maxBytes, "largest size (K/M/G)")->capture_default_str();
     sub->add_option("-f,--stepfactor", c.factor, "multiply the size by this each step")->capture_default_str();
     sub->add_option("-i,--stepbytes", c.increment, "add this to the size each step (instead of -f)");
-    sub->add_option("--trace", c.trace, "Chrome-trace JSON of the largest size (replay)");
+    sub->add_option("--trace", c.trace, "Chrome-trace JSON of the largest size (replay)")->check(nonEmptyPath);
     sub->add_flag("--links", c.links, "print link utilisation of the largest size (replay)");
     collApps.push_back(sub);
   }
@@ -703,8 +730,8 @@ int main(int argc, char** argv) {
   calApp->add_option("--topo,-t", cal.topo, "initial topology (preset or file)")->capture_default_str();
   calApp->add_option("--params", cal.params, "parameters to fit, e.g. classes.thread.latency_us,compute.reduce_gbps");
   calApp->add_option("--slice", cal.slice, "replay slice size (bytes, auto, whole)")->capture_default_str();
-  calApp->add_option("-o,--output", cal.out, "write the calibrated topology here");
-  calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON");
+  calApp->add_option("-o,--output", cal.out, "write the calibrated topology here")->check(nonEmptyPath);
+  calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON")->check(nonEmptyPath);
 
   CompareCmd cmp;
   auto* cmpApp = app.add_subcommand("compare", "measured nccl-tests logs or *_perf -J files against the prediction, row by row");
@@ -721,7 +748,7 @@ int main(int argc, char** argv) {
   cmpApp->add_option_function<std::string>("--protocol", [&](const std::string& p) { cmp.protocol = parseProtocolChoice(p); },
                                            "ll, ll128, simple or auto (default)");
   cmpApp->add_option("--slice", cmp.slice, "slice size (bytes, auto, whole)")->capture_default_str();
-  cmpApp->add_option("-J,--json", cmp.json, "write the rows and the summary as JSON");
+  cmpApp->add_option("-J,--json", cmp.json, "write the rows and the summary as JSON")->check(nonEmptyPath);
 
   std::string topoName, topoOut;
   bool describe = false;
@@ -731,7 +758,7 @@ int main(int argc, char** argv) {
   topoApp->add_option("name", topoName, "preset or file");
   topoApp->add_option("--from-nccl", topoFromNccl, "NCCL topology dump(s) (NCCL_TOPO_DUMP_FILE), comma separated: one per node");
   topoApp->add_option("--nodes", topoNodes, "with --from-nccl and one file: this many copies of its node")->check(CLI::Range(1, kMaxTopologyRanks));
-  topoApp->add_option("-o,--output", topoOut, "write to this file");
+  topoApp->add_option("-o,--output", topoOut, "write to this file")->check(nonEmptyPath);
   topoApp->add_flag("--describe", describe, "list the expanded links and their parameters");
 
   int benchRanks = 1024;
@@ -763,7 +790,7 @@ int main(int argc, char** argv) {
   planApp->add_option("--ranks-per-node", planCmd.ranksPerNode, "ranks per node (hier, tree, ring orders)")->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
   planApp->add_option("--export", planCmd.exportFormat, "msccl-xml or mscclpp-json (default: print the plan's ops)");
   planApp->add_option("--name", planCmd.name, "the algorithm's name in the exported file");
-  planApp->add_option("-o,--output", planCmd.output, "write to this file (default: stdout)");
+  planApp->add_option("-o,--output", planCmd.output, "write to this file (default: stdout)")->check(nonEmptyPath);
 
   // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {

@@ -46,6 +46,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
   Measurement m;
   m.source = source;
   if (!j.is_object()) throw MeasuredError("measured file '" + source + "': not a JSON object");
+  m.collectiveGiven = j.contains("collective");
   try {
     m.collective = plan::parseCollective(j.value("collective", std::string("allreduce")));
   } catch (const std::exception&) {
@@ -56,6 +57,8 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
   } catch (const std::exception&) {
     bad(source, "algo", "is not a known algorithm (got " + j.value("algo", json()).dump() + ")");
   }
+  if (m.algorithm == plan::Algorithm::Auto)
+    bad(source, "algo", "is auto: the file does not say which algorithm each size ran (measure with --algo NAME to calibrate)");
   if (!j.contains("nranks")) bad(source, "nranks", "is missing");
   m.nranks = static_cast<int>(whole(j["nranks"], source, "nranks", 1, kMaxReplayRanks));  // calibrate replays it
   m.type = j.value("type", std::string("float"));
@@ -80,9 +83,14 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     // NCCL API count: per rank for allgather and reducescatter (the size column is the total).
     const bool perRank = m.collective == plan::Collective::AllGather || m.collective == plan::Collective::ReduceScatter;
     pt.count = perRank ? elems / m.nranks : elems;
+    // A time present must be a positive number of microseconds (0 or negative is a broken row, not a missing one).
     auto timeOf = [&](const json& o, const std::string& where) -> double {
-      if (o.contains("time_us")) return number(o["time_us"], source, where + ".time_us");
-      if (o.contains("time")) return number(o["time"], source, where + ".time");
+      for (const char* key : {"time_us", "time"}) {
+        if (!o.contains(key)) continue;
+        const double v = number(o[key], source, where + "." + key);
+        if (!(v > 0)) bad(source, where + "." + key, "must be a positive time in microseconds (got " + o[key].dump() + ")");
+        return v;
+      }
       return -1;
     };
     double t = -1;
@@ -92,7 +100,7 @@ Measurement parseMeasurement(const json& j, const std::string& source) {
     if (t < 0) bad(source, f + ".oop.time_us", "is missing");
     if (!(t <= kMaxMeasuredMicros)) bad(source, f + ".oop.time_us", "is not a time a collective takes (over an hour)");
     pt.time = t;
-    if (pt.size > 0 && pt.time > 0) m.points.push_back(pt);
+    if (pt.size > 0) m.points.push_back(pt);
   }
   return m;
 }

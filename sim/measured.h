@@ -33,6 +33,7 @@ struct MeasuredPoint {
 struct Measurement {
   std::string source;
   plan::Collective collective = plan::Collective::AllReduce;
+  bool collectiveGiven = true;  // false: the file had no "collective" (read as allreduce; calibrate refuses it)
   plan::Algorithm algorithm = plan::Algorithm::Ring;
   int nranks = 0;
   std::string type = "float";

@@ -204,9 +204,12 @@ class Engine {
     if (limit < 1 || limit > kMaxReplayOpSlicesRaised)
       throw InvalidArgument("replay: the op-slice limit must be in 1.." + std::to_string(kMaxReplayOpSlicesRaised) + ", got " +
                             std::to_string(limit));
-    if (source_.opSlices(slice_, limit) > limit)
-      throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
-                            std::to_string(limit) + " op-slices (the limit; 1e9 is one to three minutes of replay); use a larger --slice");
+    if (source_.opSlices(slice_, limit) <= limit) return;
+    if (slice_ <= 0 || source_.opSlices(0, limit) > limit)  // whole ops already: no slice size helps
+      throw InvalidArgument("replay: this plan has more than " + std::to_string(limit) + " ops over its " + std::to_string(info_.nranks) +
+                            " ranks even unsliced (the limit; 1e9 is one to three minutes of replay); use fewer ranks or --model analytic");
+    throw InvalidArgument("replay: the slice size " + std::to_string(slice_) + " elements cuts this plan into more than " +
+                          std::to_string(limit) + " op-slices (the limit; 1e9 is one to three minutes of replay); use a larger --slice");
   }
 
   void setupResources() {

@@ -15,8 +15,10 @@
 #include "bench/report/collective_shape.h"
 #include "bench/report/json_report.h"
 #include "bench/report/usage_error.h"
+#include "collectives/conventions/job_agreement.h"
 #include "collectives/conventions/memory_budget.h"
 #include "collectives/core/knobs.h"
+#include "collectives/job.h"
 
 namespace cclab::bench {
 namespace {
@@ -73,15 +75,54 @@ RunInfo runInfo(plan::Collective collective, const HarnessOptions& o, Backend ba
 // Refuses a run whose buffers cannot fit before anything is allocated (instead of an OOM kill minutes
 // later). The host backend's ranks live in host memory; a device backend's buffers are the backend's
 // to check against its free memory (conventions::requireMemory), only the host staging counts here.
+std::int64_t hostBytes(plan::Collective collective, const HarnessOptions& o, Backend backend) {
+  const RunBuffers largest = largestBuffers(collective, o.sweep.maxBytes, o.data.types, o.comm.nranks);
+  const bool ranksOnHost = backend == Backend::Host || backend == Backend::Proc;  // proc: -g ranks in this process
+  return hostBytesNeeded(largest, o.comm.nranks, ranksOnHost, o.iteration.check != 0);
+}
+
+std::string memoryWhat(const HarnessOptions& o) {
+  return "-e " + std::to_string(o.sweep.maxBytes) + " on -g " + std::to_string(o.comm.nranks);
+}
+
+// Refuses a run whose buffers cannot fit before anything is allocated (instead of an OOM kill minutes
+// later). The host backend's ranks live in host memory; a device backend's buffers are the backend's
+// to check against its free memory (conventions::requireMemory), only the host staging counts here.
+// Under mpirun the agreement also sums the processes of each host.
 void requireHostMemory(plan::Collective collective, const HarnessOptions& o, Backend backend) {
   const std::optional<std::int64_t> available = conventions::hostMemoryAvailable();
   if (!available) return;
-  const RunBuffers largest = largestBuffers(collective, o.sweep.maxBytes, o.data.types, o.comm.nranks);
-  const bool ranksOnHost = backend == Backend::Host || backend == Backend::Proc;  // proc: -g ranks in this process
-  const std::int64_t needed = hostBytesNeeded(largest, o.comm.nranks, ranksOnHost, o.iteration.check != 0);
-  conventions::requireMemory(needed, *available,
-                             "-e " + std::to_string(o.sweep.maxBytes) + " on -g " + std::to_string(o.comm.nranks),
-                             "host memory (MemAvailable)");
+  conventions::requireMemory(hostBytes(collective, o, backend), *available, memoryWhat(o), "host memory (MemAvailable)");
+}
+
+// What every process of an mpirun job must agree on (the fields in the order a mismatch is named).
+conventions::JobProposal proposal(plan::Collective collective, const HarnessOptions& o) {
+  conventions::JobProposal p;
+  p.add("the collective", std::string(plan::name(collective)));
+  p.add("-b", std::to_string(o.sweep.minBytes));
+  p.add("-e", std::to_string(o.sweep.maxBytes));
+  p.add("-f", std::to_string(o.sweep.stepFactor));
+  p.add("-i", std::to_string(o.sweep.stepBytes));
+  p.add("-g", std::to_string(o.comm.nranks));
+  p.add("-t", std::to_string(o.threads));
+  p.add("-d", o.data.typeSpec);
+  p.add("-o", o.data.opSpec);
+  p.add("-r", std::to_string(o.data.root));
+  p.add("-n", std::to_string(o.iteration.iters));
+  p.add("-w", std::to_string(o.iteration.warmup));
+  p.add("-m", std::to_string(o.iteration.aggIters));
+  p.add("-c", std::to_string(o.iteration.check));
+  p.add("-a", std::string(name(o.iteration.average)));
+  p.add("--iter-bytes", std::to_string(o.iteration.iterBytes));
+  p.add("--backend", o.comm.backend ? std::string(name(*o.comm.backend)) : "default");
+  p.add("--algo", std::string(plan::name(o.comm.algorithm)));
+  p.add("--channels", std::to_string(o.comm.channels));
+  p.add("--slice", std::to_string(o.comm.sliceBytes));
+  p.add("--ranks-per-node", std::to_string(o.comm.ranksPerNode.value_or(0)));
+  p.add("--order", std::to_string(static_cast<int>(o.comm.order)));
+  p.add("--timeout", std::to_string(o.comm.timeout.count()));
+  p.add("--straggler", format(o.comm.straggler));
+  return p;
 }
 
 }  // namespace
@@ -95,28 +136,50 @@ void checkKnobs() {
 }
 
 int perfMain(int argc, const char* const* argv, plan::Collective collective) {
+  startJob();  // under mpirun MPI_Init comes first: a process leaving before it leaves the others blocked in theirs
   const char* tool = perfToolName(collective);
   HarnessOptions options;
   std::optional<JsonReportFile> json;
+  std::optional<std::string> usage;  // the usage error, if any
+  CommandLine cli(tool);
   try {
-    CommandLine cli(tool);
     addHarnessFlags(cli, options);
     cli.parse(argc, argv);
-    if (options.help) {
-      std::fputs(cli.usage().c_str(), stdout);
-      return kExitOk;
+    if (!options.help && !options.helpEnv) {
+      checkKnobs();
+      applyEnvironment(options);
+      applyThreads(options);
+      validate(options, collective);
+      if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
     }
-    if (options.helpEnv) {
-      std::fputs(knobs::helpText().c_str(), stdout);
-      return kExitOk;
-    }
-    checkKnobs();
-    applyEnvironment(options);
-    applyThreads(options);
-    validate(options, collective);
-    if (!options.jsonPath.empty()) json.emplace(options.jsonPath);
   } catch (const UsageError& e) {
-    return fail(tool, kExitUsage, e.what());
+    usage = e.what();
+  }
+  if (jobSpansProcesses()) {  // every process checks its command line against the others' before anything runs
+    conventions::JobProposal p;
+    if (usage) {
+      p.status = conventions::JobStatus::Usage;
+      p.message = oneLine(*usage);
+    } else if (options.help || options.helpEnv) {
+      p.status = conventions::JobStatus::Help;
+      p.message = options.help ? "--help" : "--help-env";
+    } else {
+      p = proposal(collective, options);
+      p.hostBytes = hostBytes(collective, options, chooseBackend(options.comm));
+      p.memoryWhat = memoryWhat(options);
+    }
+    const conventions::JobVerdict verdict = agreeOnJob(tool, std::move(p));
+    if (verdict.action == conventions::JobAction::Refuse) return kExitUsage;  // rank 0 said why
+    if (verdict.action == conventions::JobAction::Help && jobProcessRank() != 0) return kExitOk;
+  }
+  if (usage) return fail(tool, kExitUsage, *usage);
+  if (options.help) {
+    std::fputs(cli.usage().c_str(), stdout);
+    return kExitOk;
+  }
+  if (options.helpEnv) {
+    std::fputs(knobs::helpText().c_str(), stdout);
+    return kExitOk;
   }
 
   const Backend backend = chooseBackend(options.comm);

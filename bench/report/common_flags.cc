@@ -73,7 +73,10 @@ void addRanksFlag(CommandLine& cli, int& nranks) {
 
 void addJsonFlag(CommandLine& cli, std::string& path) {
   cli.addOption('J', "json", "FILE", "also write the results as JSON (schema: docs/bench.md), whole at the end",
-                [&path](std::string_view v) { path = std::string(v); });
+                [&path](std::string_view v) {
+                  if (v.empty()) throw UsageError("-J: an empty path (give a file name)");
+                  path = std::string(v);
+                });
 }
 
 }  // namespace cclab::bench

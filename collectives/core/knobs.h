@@ -56,7 +56,7 @@ inline constexpr std::int64_t kKiB = 1024;
 inline constexpr std::array kTable{
     Knob{"CCLAB_RANKS_PER_NODE", Type::Integer, 0, 1024, {}, "0",
          "emulated nodes of this many consecutive ranks (hier's rings, MPI between nodes); 0: one node"},
-    Knob{"CCLAB_SPIN_US", Type::Integer, 0, 10000, {}, "50 when ranks <= cores, else 0",
+    Knob{"CCLAB_SPIN_US", Type::Integer, 0, 10000, {}, "50 when ranks <= cores > 1, else 0",
          "host: busy period of a wait in microseconds, before it yields and sleeps"},
     Knob{"CCLAB_LL_MAX_BYTES", Type::Bytes, 0, 1024 * kKiB, {}, "1K host, 256 proc",
          "largest call (its largest buffer) on the LL path; 0: LL off"},

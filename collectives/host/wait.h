@@ -35,7 +35,11 @@ void sleepWhileEqual(WaitWord& word, std::uint32_t seen, std::chrono::nanosecond
 // variable: spinning longer than a futex wake-up costs (~200 µs here) only burns a core, and beyond
 // 10 ms a wait would outlast the yield and sleep phases it exists to shortcut.
 inline constexpr std::chrono::microseconds kMaxSpin{10000};
+// Unset, it is 0 when this process may run on one CPU only (sched_getaffinity): the waited-for peer shares
+// that CPU, and a spin would only delay it by a scheduler quantum.
 std::chrono::nanoseconds spinFromEnvironment(std::chrono::nanoseconds fallback);
+// The CPUs this process may run on (its affinity mask), or 0 when it cannot be read.
+int usableCpus();
 
 using cclab::cpuRelax;  // collectives/core/futex.h
 

@@ -20,7 +20,9 @@ void finalizeAtExit() {
   if (!finalized) MPI_Finalize();
 }
 
-void initOnce() {
+}  // namespace
+
+void initialize() {
   int initialized = 0;
   MPI_Initialized(&initialized);
   if (initialized) return;
@@ -31,8 +33,6 @@ void initOnce() {
   MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
   std::atexit(finalizeAtExit);
 }
-
-}  // namespace
 
 bool launchedByMpi() {
   for (const char* v : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE", "PMIX_RANK", "MPI_LOCALNRANKS"})
@@ -55,7 +55,7 @@ int messageBytes(std::size_t bytes) {
 }
 
 World::World(int ranksPerNode) {
-  initOnce();
+  initialize();
   check(MPI_Comm_rank(MPI_COMM_WORLD, &rank_), "MPI_Comm_rank");
   check(MPI_Comm_size(MPI_COMM_WORLD, &size_), "MPI_Comm_size");
   if (ranksPerNode < 0 || (ranksPerNode > 0 && size_ % ranksPerNode != 0))

@@ -17,6 +17,11 @@ namespace cclab::mpi {
 // True when this process was started by an MPI launcher (mpirun/mpiexec/srun with PMI/PMIx).
 bool launchedByMpi();
 
+// Initializes MPI (thread level SERIALIZED, errors returned) unless it is already; finalized at exit.
+// Tools call it first under mpirun, before anything can exit: a process that leaves before MPI_Init
+// leaves the others blocked in theirs.
+void initialize();
+
 struct Peer {
   int pid = 0;
   std::string host;

@@ -31,6 +31,7 @@ TEST(PerfUsage, BadFlagsAndSizesExitWithStatus2AndOneLine) {
       {"--straggler", "1"},             {"--timeout", "0"},
       {"-b", "0", "-e", "8", "-f", "2"}, {"stray"},
       {"-t", "4", "-g", "2"},           {"-J", "/nonexistent-dir/x.json"},
+      {"-J", ""},  // an empty path was "not given": no file, exit 0
       {"-t", "0"},                      {"-t", "2", "--backend", "cuda"},
       {"--backend", "tpu"},             {"-i", "0", "-b", "8", "-e", "64"},
       {"-g", "-3"},                     {"-w", "-1"},

@@ -2,6 +2,9 @@
 // abort in every phase (also while spinning), and WorkerPool::runAll's watchdog ends a job that stopped
 // moving. Timing checks are bounds (well below the 20 s the unfixed code took), not speed assertions.
 #include <gtest/gtest.h>
+#include <sched.h>
+
+#include <cstdlib>
 
 #include <atomic>
 #include <chrono>
@@ -51,6 +54,30 @@ TEST(HostWait, AValueStoredWhileSpinningIsSeen) {
                            std::chrono::milliseconds(100));
   setter.join();
   EXPECT_EQ(r, WaitResult::Ready);
+}
+
+// A process allowed one CPU does not spin (its peer shares the CPU: a spin would hold the peer off for a
+// scheduler quantum, 120-280 µs per 8-byte call instead of a few); with two CPUs the fallback holds;
+// CCLAB_SPIN_US still wins.
+TEST(HostWait, OneUsableCpuMeansNoSpin) {
+  cpu_set_t saved;
+  ASSERT_EQ(sched_getaffinity(0, sizeof(saved), &saved), 0);
+  if (CPU_COUNT(&saved) < 2) GTEST_SKIP() << "this process may run on one CPU only";
+  constexpr std::chrono::nanoseconds kFallback = std::chrono::microseconds(50);
+  unsetenv("CCLAB_SPIN_US");
+  EXPECT_EQ(spinFromEnvironment(kFallback), kFallback);
+  int first = 0;
+  while (!CPU_ISSET(first, &saved)) ++first;
+  cpu_set_t one;
+  CPU_ZERO(&one);
+  CPU_SET(first, &one);
+  ASSERT_EQ(sched_setaffinity(0, sizeof(one), &one), 0);
+  EXPECT_EQ(usableCpus(), 1);
+  EXPECT_EQ(spinFromEnvironment(kFallback), std::chrono::nanoseconds(0));
+  setenv("CCLAB_SPIN_US", "7", 1);
+  EXPECT_EQ(spinFromEnvironment(kFallback), std::chrono::microseconds(7));
+  unsetenv("CCLAB_SPIN_US");
+  ASSERT_EQ(sched_setaffinity(0, sizeof(saved), &saved), 0);
 }
 
 TEST(HostWorkerPool, TheWatchdogEndsAStalledJob) {

@@ -227,6 +227,42 @@ TEST(TrainerUnderMpirun, WorkersThatAreNotTheProcessesAreRefused) {
   EXPECT_NE(t.text.find("proc backend unavailable: the proc backend runs under mpirun"), std::string::npos) << t.text;
 }
 
+// Under mpirun the batch divides over the processes (one worker each), not the default --workers 4.
+TEST(TrainerUnderMpirun, TheBatchDividesOverTheProcesses) {
+  const Output p = shell(kMpirun + " -np 2 " + kTrain +
+                         " --data synthetic --synthetic-samples 600 --layers 784,24,10 --epochs 1 --steps-per-epoch 2 --batch 98 -q");
+  EXPECT_EQ(p.status, 0) << p.text;
+  EXPECT_EQ(count(p.text, "must be a positive multiple"), 0) << p.text;
+}
+
+// The start-of-job agreement: processes started with different hyper-parameters are refused before
+// training, by rank 0 alone, naming the field and the ranks (they used to train apart and exit 0).
+TEST(TrainerUnderMpirun, RanksWithDifferentHyperParametersAreRefused) {
+  const Output p = shell(kMpirun + " -np 1 " + kTrain + kRun + " --lr 0.05 : -np 1 " + kTrain + kRun + " --lr 0.5");
+  EXPECT_EQ(p.status, 2) << p.text;
+  EXPECT_EQ(count(p.text, "cclab-train: ranks disagree on lr: rank 0 has '0.05"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "rank 1 has '0.5'"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "epoch"), 0) << p.text;
+  const std::string base = " --data synthetic --synthetic-samples 600 --epochs 1 --steps-per-epoch 2 --batch 48 -q";
+  const Output layers = shell(kMpirun + " -np 2 " + kTrain + base + " --layers 784,24,16,10 : -np 1 " + kTrain + base + " --layers 784,32,10");
+  EXPECT_EQ(layers.status, 2) << layers.text;
+  EXPECT_EQ(count(layers.text, "ranks disagree on widths: ranks 0-1 have '[784,24,16,10]', rank 2 has '[784,32,10]'"), 1)
+      << layers.text;
+}
+
+// A process that only prints --help (or has a usage error) no longer leaves the others blocked in
+// MPI_Init: every process initializes MPI first and the agreement ends the job.
+TEST(TrainerUnderMpirun, HelpOrABadFlagOnOneRankEndsTheJob) {
+  const Output help = shell(kMpirun + " -np 1 " + kTrain + kRun + " : -np 1 " + kTrain + " --help");
+  EXPECT_EQ(help.status, 2) << help.text;
+  EXPECT_EQ(count(help.text, "cclab-train: ranks disagree on --help: rank 0 has 'runs', rank 1 has 'asked for --help'"), 1)
+      << help.text;
+  const std::string base = " --data synthetic --synthetic-samples 600 --steps-per-epoch 2 --batch 48 -q";
+  const Output bad = shell(kMpirun + " -np 2 " + kTrain + base + " --epochs 1 : -np 1 " + kTrain + base + " --epochs 0");
+  EXPECT_EQ(bad.status, 2) << bad.text;
+  EXPECT_EQ(count(bad.text, "cclab-train: rank 2: --epochs must be >= 1"), 1) << bad.text;
+}
+
 // A rank SIGKILLed mid-training: the job ends (non-zero) within seconds, not at the 30 s timeout.
 TEST(TrainerUnderMpirun, AKilledRankEndsTheJob) {
   const fs::path marker = scratch("killed.json");  // names this job's processes

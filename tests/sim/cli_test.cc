@@ -3,7 +3,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <unistd.h>
+
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -213,4 +216,66 @@ TEST(Cli, ProtocolIsChosenPerCallAndReported) {
   ASSERT_EQ(s.status, 0) << s.output;
   EXPECT_NE(s.output.find("proto"), std::string::npos) << s.output;
   EXPECT_NE(s.output.find(" simple |"), std::string::npos) << s.output;
+}
+
+// Runaways refused up front with the limit in one line: a replayed scale past 512 ranks (minutes of
+// replay with no output before), a calibration of a 3000-rank file (minutes of replays).
+TEST(Cli, RunawayScaleReplaysAndCalibrationsAreRefusedWithTheLimit) {
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun s = run("scale --model replay --nodes 1..4096");
+  EXPECT_EQ(s.status, 2) << s.output;
+  EXPECT_NE(s.output.find("128 nodes of 8 GPUs are 1024 ranks, more than the 512 that scale --model replay replays"), std::string::npos)
+      << s.output;
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cclab_sim_cal_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string rows = R"("results":[{"size":1024,"oop":{"time_us":12}},{"size":65536,"oop":{"time_us":40}}])";
+  const auto calibrate = [&](const std::string& name, const std::string& text) {
+    std::ofstream(dir / name) << text;
+    return run("calibrate --measured " + (dir / name).string() + " --topo host -o " + (dir / "out.json").string());
+  };
+  const CliRun big = calibrate("big.json", R"({"collective":"allreduce","algo":"ring","nranks":3000,)" + rows + "}");
+  EXPECT_EQ(big.status, 2) << big.output;
+  EXPECT_NE(big.output.find("nranks 3000 is more than calibrate fits (at most 64"), std::string::npos) << big.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // Inputs that were taken silently: a missing collective, a default (auto) bench file, a time <= 0.
+  const CliRun none = calibrate("none.json", R"({"algo":"ring","nranks":4,)" + rows + "}");
+  EXPECT_EQ(none.status, 2) << none.output;
+  EXPECT_NE(none.output.find("field 'collective' is missing"), std::string::npos) << none.output;
+  const CliRun autoAlgo = calibrate("auto.json", R"({"collective":"allreduce","algo":"auto","nranks":4,)" + rows + "}");
+  EXPECT_EQ(autoAlgo.status, 2) << autoAlgo.output;
+  EXPECT_NE(autoAlgo.output.find("field 'algo' is auto: the file does not say which algorithm"), std::string::npos) << autoAlgo.output;
+  EXPECT_EQ(autoAlgo.output.find("makePlan"), std::string::npos) << autoAlgo.output;
+  for (const char* t : {"0", "-3"}) {
+    const CliRun bad = calibrate("t.json", std::string(R"({"collective":"allreduce","algo":"ring","nranks":4,"results":[{"size":1024,"oop":{"time_us":)") +
+                                               t + "}}]}");
+    EXPECT_EQ(bad.status, 2) << bad.output;
+    EXPECT_NE(bad.output.find("'results[0].oop.time_us' must be a positive time"), std::string::npos) << bad.output;
+  }
+  EXPECT_FALSE(std::filesystem::exists(dir / "out.json"));
+  std::filesystem::remove_all(dir);
+}
+
+// Inputs that were taken silently: empty output paths, an op no backend has, a key given twice in an
+// input file (the parser kept the last one).
+TEST(Cli, EmptyPathsUnknownOpsAndDuplicateKeysAreRefused) {
+  for (const char* args : {"allreduce -b 8 -e 8 -J ''", "allreduce -b 8 -e 8 --trace ''", "allreduce -b 8 -e 8 -o xor",
+                           "topo host -o ''"}) {
+    const CliRun r = run(args);
+    EXPECT_EQ(r.status, 2) << args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << args << ": " << r.output;
+  }
+  const auto path = std::filesystem::temp_directory_path() / ("cclab_sim_dup_" + std::to_string(::getpid()) + ".json");
+  std::ofstream(path) << R"({"collective":"allreduce","algo":"ring","nranks":4,"nranks":64,"results":[{"size":8,"oop":{"time_us":1}}]})";
+  const CliRun dup = run("calibrate --measured " + path.string() + " --topo host -o " + path.string() + ".out");
+  EXPECT_EQ(dup.status, 2) << dup.output;
+  EXPECT_NE(dup.output.find("the key \"nranks\" appears twice"), std::string::npos) << dup.output;
+  std::filesystem::remove(path);
+}
+
+// A plan too large even unsliced is named as such, not as "the slice size 0 elements cuts this plan".
+TEST(Cli, APlanTooLargeUnslicedSaysSo) {
+  const CliRun r = run("allreduce -g 32768 -b 1M -e 1M");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("ops over its 32768 ranks even unsliced"), std::string::npos) << r.output;
+  EXPECT_EQ(r.output.find("slice size 0"), std::string::npos) << r.output;
 }

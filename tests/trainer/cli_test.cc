@@ -183,7 +183,11 @@ int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), 
 TEST(Binary, BadUsageIsOneLineAndExitTwo) {
   for (const char* args : {"--bogus", "--workers 3 --batch 100", "--straggler 1:nope", "--data fashion-mnist --data-dir /no/such/dir",
                            "--mode async --backend cuda", "--data synthetic --widths 784-10-3",
-                           "--data synthetic --layers 784,10,3", "--compute-model h1000", "--layers 784,10 --widths 784-10"}) {
+                           "--data synthetic --layers 784,10,3", "--compute-model h1000", "--layers 784,10 --widths 784-10",
+                           // empty paths (were "not given": exit 0, nothing written), a baseline that is a directory
+                           // (was exit 1 with a libstdc++ message)
+                           "--data synthetic -J ''", "--data synthetic --trace ''", "--data synthetic --save-weights ''",
+                           "--data synthetic --scaling-baseline /tmp"}) {
     const Exit e = runBinary(args);
     EXPECT_EQ(e.code, 2) << args << ": " << e.err;
     EXPECT_EQ(lines(e.err), 1) << args << ": " << e.err;
@@ -213,6 +217,24 @@ TEST(Binary, BadHyperParametersAndModeOptionsExitTwo) {
     EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
     EXPECT_EQ(lines(e.err), 1) << flags << ": " << e.err;
   }
+}
+
+// Runaways refused up front with the limit in one line (collectives/conventions/limits.h), within a
+// second: a million-wide layer (a 3 GB matrix per worker) and a trace of a hundred million events.
+TEST(Binary, RunawayModelsAndTracesAreRefusedWithTheLimit) {
+  const fs::path trace = fs::temp_directory_path() / ("cclab_train_trace_" + std::to_string(::getpid()) + ".json");
+  for (const std::string& flags : {std::string("--data synthetic --layers 784,1000000,10"),
+                                   std::string(kTinyRun) + "--epochs 1000000 --trace " + trace.string()}) {
+    const auto start = std::chrono::steady_clock::now();
+    const Exit e = runBinary(flags);
+    EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << e.err;
+    EXPECT_NE(e.err.find("more than the limit of"), std::string::npos) << e.err;
+    EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10)) << flags;
+  }
+  EXPECT_FALSE(fs::exists(trace));
+  const Exit wide = runBinary("--data synthetic --synthetic-samples 256 --layers 784,2000,10 --workers 2 --batch 64 --epochs 1 -q");
+  EXPECT_EQ(wide.code, 0) << wide.err;
 }
 
 TEST(Binary, ADivergingRunFailsWithExitOneAndKeepsTheOldJson) {

@@ -119,6 +119,26 @@ TEST(IdxFile, CorruptHeaderOrGzipIsAnError) {
   EXPECT_NE(messageOf<Error>([&] { readIdxFile(d.path() / "garbage.gz"); }).find("garbage.gz"), std::string::npos);
 }
 
+// A small gzip whose header claims 10M images (7.8 GB) is refused before anything is inflated, and one
+// whose payload inflates far past what its header claims is stopped after one chunk past the payload.
+TEST(IdxFile, ClaimsAndPayloadsPastTheLimitsAreRefusedBeforeInflating) {
+  TempDir d;
+  auto claim = idxBytes({10, 28, 28}, 0);
+  claim[4] = 0x00, claim[5] = 0x98, claim[6] = 0x96, claim[7] = 0x80;  // 10,000,000 images
+  writeGz(d.path() / "claims.gz", claim);
+  const std::string m = messageOf<InvalidArgument>([&] { readIdxFile(d.path() / "claims.gz"); });
+  EXPECT_NE(m.find("7840000000, more than the limit of"), std::string::npos) << m;
+  auto bomb = idxBytes({10, 4}, 0);
+  bomb.resize(bomb.size() + (std::size_t{64} << 20), 0);  // 64 MiB of zeros after the payload, 64 KiB compressed
+  writeGz(d.path() / "bomb.gz", bomb);
+  const std::string b = messageOf<Error>([&] { readIdxFile(d.path() / "bomb.gz"); });
+  EXPECT_NE(b.find("is corrupt: more than 1048576 bytes after the last element"), std::string::npos) << b;
+  auto tail = idxBytes({10, 4}, 0);
+  tail.resize(tail.size() + 5, 0);
+  writeGz(d.path() / "tail.gz", tail);
+  EXPECT_NE(messageOf<Error>([&] { readIdxFile(d.path() / "tail.gz"); }).find("is corrupt: 5 bytes after the last element"), std::string::npos);
+}
+
 TEST(FashionMnist, MissingDirectoryIsInvalidArgument) {
   const std::string m = messageOf<InvalidArgument>([] { loadFashionMnist("/no/such/fashion"); });
   EXPECT_NE(m.find("/no/such/fashion"), std::string::npos) << m;

@@ -10,6 +10,7 @@
 #include "trainer/data/sampler.h"
 #include "trainer/model/mlp.h"
 #include "trainer/model/sgd.h"
+#include "trainer/run/divergence.h"
 #include "trainer/run/gradient_step.h"
 #include "trainer/run/trainer.h"
 #include "trainer/sync/sync_trainer.h"
@@ -137,6 +138,23 @@ TEST(Sync, ARunThatDivergesStopsWithAnErrorInsteadOfTrainingOnNan) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("diverged"), std::string::npos) << e.what();
   }
+}
+
+// Replicas that end apart are a failed run (exit 1), not a figure in the JSON only.
+TEST(Sync, ReplicasThatDriftApartAreAnError) {
+  EXPECT_NO_THROW(checkReplicasAgree(0.0));
+  for (double d : {1e-12, 0.25, double(INFINITY)}) {
+    try {
+      checkReplicasAgree(d);
+      ADD_FAILURE() << "divergence " << d << " accepted";
+    } catch (const InvalidArgument& e) {
+      ADD_FAILURE() << "a runtime failure, not bad usage: " << e.what();
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("the replicas drifted apart"), std::string::npos) << e.what();
+    }
+  }
+  const DataSplit data = tinyData();
+  EXPECT_EQ(syncRun(tinyConfig(Mode::Sync, 3, 48), data).replicaDivergence, 0.0);
 }
 
 TEST(Sync, RejectsNonFiniteHyperParameters) {

@@ -2,20 +2,29 @@
 // usage (flags, paths, an unavailable backend).
 #include <cblas.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <sstream>
+#include <string>
 
+#include "collectives/conventions/limits.h"
+#include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
+#include "collectives/job.h"
 #include "trainer/cli/options.h"
 #include "trainer/metrics/summary.h"
+#include "trainer/model/layout.h"
 #include "trainer/report/baseline.h"
 #include "trainer/report/json_report.h"
 #include "trainer/report/text_report.h"
 #include "trainer/report/weights_file.h"
+#include "trainer/run/divergence.h"
 #include "trainer/run/trainer.h"
 #include "trainer/sync/sync_trainer.h"
 
@@ -53,14 +62,78 @@ std::unique_ptr<cclab::Communicator> processCommunicator(const cclab::trainer::C
   return comm;
 }
 
+// What every process of an mpirun job must agree on: the run's configuration as its JSON records it
+// (hyper-parameters, model shape, data, sharding, backend) and the emulated nodes.
+cclab::conventions::JobProposal proposal(const cclab::trainer::CliOptions& o) {
+  cclab::conventions::JobProposal p;
+  const nlohmann::json config = cclab::trainer::configToJson(o.train, o.data.name);
+  for (const auto& [key, value] : config.items()) p.add(key, value.dump());
+  p.add("CCLAB_RANKS_PER_NODE", std::to_string(cclab::knobs::integer(cclab::knobs::Id::RanksPerNode).value_or(0)));
+  return p;
+}
+
+// Host memory of this process's replicas: parameters, gradients and momentum of each local worker.
+constexpr std::int64_t kReplicaFloats = 3;
+std::int64_t replicaBytes(const cclab::trainer::TrainConfig& c, int localWorkers) {
+  return cclab::conventions::saturatingBytes(cclab::trainer::replicaParameters(c), kReplicaFloats * sizeof(float) * localWorkers);
+}
+
+// The trace a run would record, bounded from above before it runs: per worker and step, the compute
+// events (at most 4) and one per gradient bucket (at most one per bucket-size of parameters plus one
+// per layer boundary).
+std::int64_t traceEventBound(const cclab::trainer::TrainConfig& c, std::int64_t trainSamples) {
+  using cclab::conventions::saturatingBytes;
+  const std::int64_t params = cclab::trainer::replicaParameters(c);
+  const auto bucket = static_cast<std::int64_t>(std::max<std::size_t>(c.sync.bucketBytes, sizeof(float)));
+  const std::int64_t buckets = saturatingBytes(params, sizeof(float)) / bucket + static_cast<std::int64_t>(c.widths.size()) + 1;
+  std::int64_t steps = std::max<std::int64_t>(1, trainSamples / std::max<std::int64_t>(c.batch, 1) + 1);
+  if (c.maxStepsPerEpoch > 0) steps = std::min(steps, c.maxStepsPerEpoch);
+  return saturatingBytes(saturatingBytes(saturatingBytes(c.epochs, steps), c.workers), buckets + 4);
+}
+
 int run(int argc, char** argv) {
   using namespace cclab::trainer;
-  const auto options = parseCommandLine(argc, argv, std::cout);
-  if (!options) return 0;
+  std::ostringstream help;
+  std::optional<CliOptions> options;
+  std::optional<std::string> usage;
+  try {
+    cclab::knobs::checkAll();  // a bad CCLAB_* value is a usage error, before anything runs
+    options = parseCommandLine(argc, argv, help);
+  } catch (const cclab::InvalidArgument& e) {
+    usage = e.what();
+  }
+  if (cclab::jobSpansProcesses()) {  // every process checks its command line against the others' first
+    cclab::conventions::JobProposal p;
+    if (usage) {
+      p.status = cclab::conventions::JobStatus::Usage;
+      p.message = *usage;
+    } else if (!options) {
+      p.status = cclab::conventions::JobStatus::Help;
+      p.message = "--help";
+    } else {
+      p = proposal(*options);
+      const bool oneWorkerEach = !options->backendGiven || options->train.sync.backend == cclab::Backend::Proc;
+      p.hostBytes = replicaBytes(options->train, oneWorkerEach ? 1 : options->train.workers);
+      p.memoryWhat = "--layers " + formatWidths(options->train.widths);
+    }
+    const cclab::conventions::JobVerdict verdict = cclab::agreeOnJob("cclab-train", std::move(p));
+    if (verdict.action == cclab::conventions::JobAction::Refuse) return kExitUsage;  // rank 0 said why
+    if (verdict.action == cclab::conventions::JobAction::Help && cclab::jobProcessRank() != 0) return 0;
+  }
+  if (usage) throw cclab::InvalidArgument(*usage);
+  if (!options) {
+    std::cout << help.str();
+    return 0;
+  }
   TrainConfig config = options->train;
   const std::unique_ptr<cclab::Communicator> comm = processCommunicator(*options, config);
   const bool reports = !comm || comm->printsReport();  // under mpirun: rank 0 alone prints and writes files
   checkOutputs(options->output);  // before training: a run must not end unable to save its results
+  if (const auto available = cclab::conventions::hostMemoryAvailable())
+    cclab::conventions::requireMemory(replicaBytes(config, comm ? 1 : config.workers), *available,
+                                      "--layers " + formatWidths(config.widths) + " on " +
+                                          std::to_string(comm ? 1 : config.workers) + " workers' replicas",
+                                      "host memory (MemAvailable)");
   if (config.sync.backend != cclab::Backend::Host && !comm) {
     std::string why;
     if (!cclab::backendAvailable(config.sync.backend, &why))
@@ -73,6 +146,9 @@ int run(int argc, char** argv) {
   // One BLAS thread per worker: the workers are the parallelism.
   openblas_set_num_threads(1);
   const DataSplit data = loadData(options->data);
+  if (config.trace)
+    cclab::conventions::requireAtMost(traceEventBound(config, static_cast<std::int64_t>(data.train.size())), cclab::conventions::kMaxTraceEvents,
+                                      "--trace: the events this run may record", "fewer epochs, --steps-per-epoch or a larger --bucket");
   // Baselines are checked against this run's configuration before training (the data's name is part of it).
   Baselines baselines;
   const nlohmann::json runConfig = configToJson(config, data.name);
@@ -92,12 +168,14 @@ int run(int argc, char** argv) {
   if (!options->output.quiet && reports) progress = [&](const EpochRecord& e) { printProgress(std::cerr, e, config.epochs); };
   const RunResult result = comm ? runSync(config, data, *comm, progress) : train(config, data, progress);
   const Summary summary = summarize(result, config.workers, baselines);
-  if (!reports) return 0;
+  if (!reports)  // every process knows the maximum; rank 0 writes the files, then names it
+    return config.mode == Mode::Sync && result.replicaDivergence != 0.0 ? kExitFailure : 0;
   printSummary(std::cout, config, result, summary);
   if (!options->output.jsonPath.empty())
     writeJson(options->output.jsonPath, runToJson(config, data.name, info, result, summary));
   if (!options->output.tracePath.empty()) writeChromeTrace(options->output.tracePath, result.trace, config.workers);
   if (!options->output.weightsPath.empty()) writeWeights(options->output.weightsPath, result.finalParams);
+  if (config.mode == Mode::Sync) checkReplicasAgree(result.replicaDivergence);  // after the files that show it
   return 0;
 }
 
@@ -117,8 +195,8 @@ int fail(int status, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cclab::startJob();  // under mpirun MPI_Init comes first: a process leaving before it leaves the others blocked in theirs
   try {
-    cclab::knobs::checkAll();  // a bad CCLAB_* value is a usage error, before anything runs
     return run(argc, argv);
   } catch (const cclab::InvalidArgument& e) {
     return fail(kExitUsage, e.what());

@@ -8,11 +8,16 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/conventions/size.h"
 #include "collectives/core/errors.h"
+#include "collectives/job.h"
 #include "trainer/model/layout.h"
 
 namespace cclab::trainer {
 
 namespace {
+
+// A file flag given empty is refused (it used to mean "not given": -J '' wrote nothing, exit 0).
+const CLI::Validator nonEmptyPath([](const std::string& s) { return s.empty() ? std::string("an empty path (give a file name)") : std::string(); },
+                                  "PATH");
 
 // Options that change nothing in a mode are refused, so a run is never labelled with a setting it
 // ignored (sync has no parameter server, async no allreduce).
@@ -84,11 +89,11 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
                  "async: every pull returns the parameters K updates old (0: off)")->capture_default_str();
   app.add_option("--ssp", t.async.sspBound, "SSP staleness bound (async; -1: none)")->capture_default_str();
   app.add_option("--straggler", straggler, "RANK:compute=FACTOR, e.g. 1:compute=1.4 (40% slower compute; 1:1.4 also)");
-  app.add_option("-J,--json", o.output.jsonPath, "write results as JSON");
-  app.add_option("--trace", o.output.tracePath, "write a Chrome-trace timeline");
-  app.add_option("--save-weights", o.output.weightsPath, "write the final parameters as raw float32");
-  app.add_option("--scaling-baseline", o.output.scalingBaseline, "-J file of a run with fewer workers");
-  app.add_option("--straggler-baseline", o.output.stragglerBaseline, "-J file of the same run without straggler");
+  app.add_option("-J,--json", o.output.jsonPath, "write results as JSON")->check(nonEmptyPath);
+  app.add_option("--trace", o.output.tracePath, "write a Chrome-trace timeline")->check(nonEmptyPath);
+  app.add_option("--save-weights", o.output.weightsPath, "write the final parameters as raw float32")->check(nonEmptyPath);
+  app.add_option("--scaling-baseline", o.output.scalingBaseline, "-J file of a run with fewer workers")->check(nonEmptyPath);
+  app.add_option("--straggler-baseline", o.output.stragglerBaseline, "-J file of the same run without straggler")->check(nonEmptyPath);
   app.add_flag("-q,--quiet", o.output.quiet, "no progress on stderr");
   try {
     app.parse(argc, argv);
@@ -104,6 +109,8 @@ std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, st
   refuseOptionsWithoutEffect(app, t.mode);
   o.backendGiven = app.count("--backend") > 0;
   o.workersGiven = app.count("--workers") > 0;
+  // Under mpirun the proc backend runs one worker per process: --batch divides over the processes.
+  if (!o.workersGiven && jobSpansProcesses() && (!o.backendGiven || backend == "proc")) t.workers = jobProcessCount();
   if (app.count("--layers") > 0 && app.count("--widths") > 0)
     throw InvalidArgument("--layers and --widths name the same thing (--widths is its old name): give one");
   t.widths = parseWidths(app.count("--layers") > 0 ? layers : widths);

@@ -2,12 +2,15 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <array>
 #include <limits>
 #include <memory>
 #include <string>
 #include <system_error>
 
+#include "collectives/conventions/limits.h"
+#include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::trainer {
@@ -22,31 +25,46 @@ struct GzCloser {
   void operator()(gzFile_s* f) const { gzclose(f); }
 };
 
-std::vector<std::uint8_t> readAll(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InvalidArgument("data file " + path.string() + " does not exist or is not a file");
-  std::unique_ptr<gzFile_s, GzCloser> f(gzopen(path.c_str(), "rb"));
-  if (!f) throw InvalidArgument("cannot open data file " + path.string());
-  std::vector<std::uint8_t> out;
-  for (;;) {
-    const std::size_t old = out.size();
-    out.resize(old + kReadChunk);
-    const int got = gzread(f.get(), out.data() + old, static_cast<unsigned>(kReadChunk));
-    if (got < 0) {
-      int code = 0;
-      const char* msg = gzerror(f.get(), &code);
-      throw Error("corrupt gzip data in " + path.string() + ": " + (msg ? msg : "unknown zlib error"));
-    }
-    out.resize(old + static_cast<std::size_t>(got));
-    if (got == 0) break;
+// A gzip stream read as far as asked: the header first, then exactly the payload it claims, so a small
+// file claiming (or inflating to) gigabytes is refused before it is inflated.
+class GzReader {
+ public:
+  explicit GzReader(const std::filesystem::path& path) : path_(path) {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(path, ec))
+      throw InvalidArgument("data file " + path.string() + " does not exist or is not a file");
+    f_.reset(gzopen(path.c_str(), "rb"));
+    if (!f_) throw InvalidArgument("cannot open data file " + path.string());
   }
-  int code = 0;
-  const char* msg = gzerror(f.get(), &code);
-  if (code != Z_OK && code != Z_STREAM_END)
-    throw Error("corrupt or truncated gzip data in " + path.string() + ": " + (msg ? msg : "unknown zlib error"));
-  return out;
-}
+
+  // Reads up to `n` bytes into `out`; returns how many came (fewer only at the end of the stream).
+  std::size_t read(std::uint8_t* out, std::size_t n) {
+    std::size_t done = 0;
+    while (done < n) {
+      const auto want = static_cast<unsigned>(std::min(n - done, kReadChunk));
+      const int got = gzread(f_.get(), out + done, want);
+      if (got < 0) fail("corrupt gzip data in ");
+      if (got == 0) break;
+      done += static_cast<std::size_t>(got);
+    }
+    if (done < n) {
+      int code = 0;
+      gzerror(f_.get(), &code);
+      if (code != Z_OK && code != Z_STREAM_END) fail("corrupt or truncated gzip data in ");
+    }
+    return done;
+  }
+
+ private:
+  [[noreturn]] void fail(const char* what) {
+    int code = 0;
+    const char* msg = gzerror(f_.get(), &code);
+    throw Error(what + path_.string() + ": " + (msg ? msg : "unknown zlib error"));
+  }
+
+  std::filesystem::path path_;
+  std::unique_ptr<gzFile_s, GzCloser> f_;
+};
 
 std::uint32_t bigEndian32(const std::uint8_t* p) {
   return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | std::uint32_t{p[3]};
@@ -55,30 +73,40 @@ std::uint32_t bigEndian32(const std::uint8_t* p) {
 }  // namespace
 
 IdxArray readIdxFile(const std::filesystem::path& path) {
-  std::vector<std::uint8_t> bytes = readAll(path);
+  GzReader in(path);
   const std::string where = "IDX file " + path.string();
-  if (bytes.size() < kHeaderBytes) throw Error(where + " is truncated: no header");
-  if (bytes[0] != 0 || bytes[1] != 0) throw Error(where + " is corrupt: bad magic number");
-  if (bytes[2] != kIdxUnsignedByte)
-    throw Error(where + ": element type " + std::to_string(bytes[2]) + " is not unsigned byte (8)");
-  const int ndims = bytes[3];
+  std::array<std::uint8_t, kHeaderBytes + kDimBytes * kMaxDims> header{};
+  if (in.read(header.data(), kHeaderBytes) < kHeaderBytes) throw Error(where + " is truncated: no header");
+  if (header[0] != 0 || header[1] != 0) throw Error(where + " is corrupt: bad magic number");
+  if (header[2] != kIdxUnsignedByte)
+    throw Error(where + ": element type " + std::to_string(header[2]) + " is not unsigned byte (8)");
+  const int ndims = header[3];
   if (ndims < 1 || ndims > kMaxDims) throw Error(where + " is corrupt: " + std::to_string(ndims) + " dimensions");
-  const std::size_t dataStart = kHeaderBytes + kDimBytes * static_cast<std::size_t>(ndims);
-  if (bytes.size() < dataStart) throw Error(where + " is truncated inside its header");
+  const std::size_t dimBytes = kDimBytes * static_cast<std::size_t>(ndims);
+  if (in.read(header.data() + kHeaderBytes, dimBytes) < dimBytes) throw Error(where + " is truncated inside its header");
   IdxArray a;
   std::int64_t elements = 1;
   for (int d = 0; d < ndims; ++d) {
-    const std::int64_t n = bigEndian32(bytes.data() + kHeaderBytes + kDimBytes * static_cast<std::size_t>(d));
+    const std::int64_t n = bigEndian32(header.data() + kHeaderBytes + kDimBytes * static_cast<std::size_t>(d));
     if (n > 0 && elements > std::numeric_limits<std::int64_t>::max() / n) throw Error(where + " is corrupt: dimensions overflow");
     elements *= n;
     a.dims.push_back(n);
   }
-  const auto have = static_cast<std::int64_t>(bytes.size() - dataStart);
-  if (have < elements)
+  // What the header claims, bounded before a byte of it is inflated or allocated.
+  conventions::requireAtMost(elements, conventions::kMaxDataFileBytes, where + ": the payload its header claims (bytes)",
+                             "a data file's limit");
+  if (const auto available = conventions::hostMemoryAvailable())
+    conventions::requireMemory(elements, *available, where, "host memory (MemAvailable)");
+  a.data.resize(static_cast<std::size_t>(elements));
+  const std::size_t have = in.read(a.data.data(), a.data.size());
+  if (have < a.data.size())
     throw Error(where + " is truncated: " + std::to_string(have) + " of " + std::to_string(elements) + " elements");
-  if (have > elements)
-    throw Error(where + " is corrupt: " + std::to_string(have - elements) + " bytes after the last element");
-  a.data.assign(bytes.begin() + static_cast<std::ptrdiff_t>(dataStart), bytes.end());
+  // Bytes past the payload: counted a chunk at a time up to one chunk, never inflated whole.
+  std::vector<std::uint8_t> rest(kReadChunk);
+  const std::size_t extra = in.read(rest.data(), rest.size());
+  if (extra == rest.size())
+    throw Error(where + " is corrupt: more than " + std::to_string(extra) + " bytes after the last element");
+  if (extra > 0) throw Error(where + " is corrupt: " + std::to_string(extra) + " bytes after the last element");
   return a;
 }
 

@@ -5,6 +5,7 @@
 #include <fstream>
 #include <string_view>
 
+#include "collectives/conventions/strict_json.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::trainer {
@@ -26,10 +27,13 @@ std::string flag(BaselineKind kind) { return kind == BaselineKind::Scaling ? "--
 }  // namespace
 
 BaselineRun readBaseline(const std::filesystem::path& path) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec))
+    throw InvalidArgument("baseline file " + path.string() + " is not a regular file (give a cclab-train -J file)");
   std::ifstream in(path);
   if (!in) throw InvalidArgument("cannot read baseline file " + path.string());
   try {
-    const json j = json::parse(in);
+    const json j = conventions::parseStrictJson(in);
     const json& s = j.at("summary");
     return {s.at("samples_per_s").get<double>(), j.at("config").at("workers").get<int>(), j.at("config")};
   } catch (const json::exception& e) {

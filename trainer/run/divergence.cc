@@ -27,6 +27,13 @@ void checkLossFinite(double lossSum, const TrainConfig& c, int epoch, std::int64
   if (!std::isfinite(lossSum)) diverged(at(epoch, step), fmt::format("worker {}'s loss is {}", rank, lossSum), c);
 }
 
+void checkReplicasAgree(double divergence) {
+  if (divergence == 0.0) return;
+  throw Error(fmt::format("the replicas drifted apart: max |w_r - w_0| = {:g} at the end (sync replicas must end "
+                          "identical; ranks trained with different data or configuration)",
+                          divergence));
+}
+
 void checkEpochFinite(const EpochRecord& e, const TrainConfig& c) {
   if (!std::isfinite(e.trainLoss) || !std::isfinite(e.testLoss))
     diverged(fmt::format("in epoch {}", e.epoch + 1), fmt::format("train loss {}, test loss {}", e.trainLoss, e.testLoss), c);

@@ -1,10 +1,15 @@
 #include "trainer/run/train_config.h"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <string>
 
+#include "collectives/conventions/limits.h"
+#include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
 #include "fmt/format.h"
+#include "trainer/model/layout.h"
 #include "trainer/model/synthetic.h"
 
 namespace cclab::trainer {
@@ -32,7 +37,24 @@ void checkHyperParameters(const TrainConfig& c) {
     throw InvalidArgument("--dc-lambda must be a finite number >= 0, got " + fmt::format("{:g}", c.async.dcLambda));
 }
 
+// Parameters of one replica bounded before anything is allocated (a width of a million is a 3 GB
+// matrix per worker, times its gradients and momentum).
+void checkModelSize(const TrainConfig& c) {
+  if (c.model != "mlp") return;  // the presets are fixed sizes
+  conventions::requireAtMost(replicaParameters(c), conventions::kMaxModelParameters,
+                             "--layers " + formatWidths(c.widths) + ": the parameters of one replica",
+                             "1 GiB of float32 per replica, every worker holding its replica, gradients and momentum");
+}
+
 }  // namespace
+
+std::int64_t replicaParameters(const TrainConfig& c) {
+  if (c.model != "mlp") return modelPreset(c.model).parameterCount();
+  std::int64_t total = 0;
+  for (std::size_t l = 0; l + 1 < c.widths.size(); ++l)
+    total = conventions::saturatingBytes(std::min<std::int64_t>(c.widths[l], INT64_MAX - 1) + 1, c.widths[l + 1], total);  // W (out x in) and b (out)
+  return total;
+}
 
 void validate(const TrainConfig& c) {
   constexpr int kMaxWorkers = 1024;
@@ -57,6 +79,7 @@ void validate(const TrainConfig& c) {
     throw InvalidArgument("--shard " + format(c.shard) + " applies to --mode sync only (async workers claim batches from one "
                           "shared queue, so no worker has a shard of its own)");
   checkHyperParameters(c);
+  checkModelSize(c);
   if (c.sync.bucketBytes < sizeof(float) || c.sync.firstBucketBytes < sizeof(float))
     throw InvalidArgument("bucket sizes must be at least one float");
   if (c.async.dcAdaptive && !(c.async.dcLambda > 0.0F))

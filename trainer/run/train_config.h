@@ -64,6 +64,9 @@ struct TrainConfig {
   [[nodiscard]] std::int64_t workerBatch() const { return batch / workers; }
 };
 
+// Parameters of one replica (the MLP's from --layers, saturating; a preset's own).
+[[nodiscard]] std::int64_t replicaParameters(const TrainConfig& c);
+
 // Throws InvalidArgument naming the first problem (batch not divisible by workers x micro-batches,
 // straggler rank out of range, a straggler delay or link factor (the trainer has neither), a learning
 // rate, momentum, weight decay or DC lambda that is not finite or out of range, ...).
