@@ -64,6 +64,18 @@ std::int64_t autoSliceElems(Collective c, Algorithm a, int p, std::int64_t count
   return s >= maxOp ? 0 : s;
 }
 
+std::int64_t ncclTreeChunkElems(std::int64_t count, std::int64_t elemSize, int channels, int p, int g) {
+  const int perNode = g > 1 && g < p && p % g == 0 ? g : p;
+  const int nodes = p / perNode;
+  const std::int64_t depth = perNode - 1 + (std::bit_width(static_cast<unsigned>(nodes)) - 1);
+  const std::int64_t perChannel = count * elemSize / std::max(1, channels);
+  std::int64_t chunk = kMinAutoSliceBytes;
+  while (perChannel / chunk < depth * 8 && chunk > 131072) chunk /= 2;
+  while (perChannel / chunk < depth * 4 && chunk > 65536) chunk /= 2;
+  while (perChannel / chunk < depth && chunk > 32768) chunk /= 2;
+  return std::max<std::int64_t>(1, chunk / std::max<std::int64_t>(1, elemSize));
+}
+
 namespace {
 
 Micros closedForm(const Schedule& s, const CostParams& k) {

@@ -55,6 +55,13 @@ std::int64_t maxOpElems(plan::Collective c, plan::Algorithm a, int nranks, std::
 // Auto slice size as replay() picks it (replay.h kAutoSlicesPerOp, kMinAutoSliceBytes).
 std::int64_t autoSliceElems(plan::Collective c, plan::Algorithm a, int nranks, std::int64_t count, std::int64_t elemSize,
                             int ranksPerNode = 0);
+// NCCL's tree (Simple) pipelines every channel's data in chunks of one protocol step, 512 KiB (its
+// Simple buffer, 4 MiB, over NCCL_STEPS = 8: kMinAutoSliceBytes), and halves the chunk while a channel
+// has fewer than depth x 8 chunks (down to 128 KiB), depth x 4 (64 KiB) or depth (32 KiB), depth =
+// ranks per node - 1 + floor(log2 nodes) (NVIDIA/nccl src/enqueue.cc, the chunk size of
+// ncclPatternTreeUpDown; src/graph/connect.cc, the tree's depth). The tree's auto slice, in elements
+// (both models): `count` elements of the whole call over `channels` parts on p ranks of g per node.
+std::int64_t ncclTreeChunkElems(std::int64_t count, std::int64_t elemSize, int channels, int p, int ranksPerNode);
 // hier runs as the flat ring unless 1 < ranksPerNode < nranks divides nranks (allreduce_hierarchical.cc).
 bool isTwoLevel(int nranks, int ranksPerNode);
 

@@ -51,12 +51,18 @@ void FlowNetwork::start(int id, int begin, int end, double volume, Micros t) {
     push(id);
     return;
   }
+  bool alone = true;  // no other flow on any of its resources: nobody to re-rate
   for (const int h : path)
-    if (beta_[static_cast<std::size_t>(h)] > 0) on_[static_cast<std::size_t>(h)].push_back(id);
+    if (beta_[static_cast<std::size_t>(h)] > 0) {
+      auto& list = on_[static_cast<std::size_t>(h)];
+      alone = alone && list.empty();
+      list.push_back(id);
+    }
   if (sharing_ == LinkSharing::EqualShare) {
     f.tpb = equalShareTpb(f);
     f.end = t + volume * f.tpb;
     push(id);
+    if (alone) return;
     stamp_[static_cast<std::size_t>(id)] = round_ + 1;  // its rate is set: updateShared skips it
     updateShared(f, t);  // the others on its resources now share with one more
   } else {
@@ -155,6 +161,7 @@ void FlowNetwork::finish(int id) {
   --active_;
   const Micros when = f.end;
   clock_ = std::max(clock_, when);
+  bool shared = false;  // another flow stays on one of its resources
   for (const int h : route(f)) {
     if (beta_[static_cast<std::size_t>(h)] <= 0) continue;
     auto& list = on_[static_cast<std::size_t>(h)];
@@ -163,8 +170,9 @@ void FlowNetwork::finish(int id) {
       *it = list.back();
       list.pop_back();
     }
+    shared = shared || !list.empty();
   }
-  if (f.end_ > f.begin) {
+  if (f.end_ > f.begin && (shared || sharing_ == LinkSharing::MaxMin)) {
     if (sharing_ == LinkSharing::EqualShare)
       updateShared(f, when);  // the others on its resources share with one fewer
     else

@@ -323,7 +323,7 @@ int runScale(const ScaleCmd& cmd) {
                      {"dbtree_vs_ring_bytes", dbX ? double(*dbX) : -1.0}});
     std::cout << line << std::endl;  // each node count as it is done: a long replay shows its progress
   }
-  std::cout << "# crossover: the size below which the tree (double binary tree) beats the ring (analytic model)\n";
+  std::cout << "# crossover: the size below which tree (NCCL's) or dbtree (two flat binary trees) beats the ring (analytic model)\n";
   if (!common.json.empty())
     writeJson(common.json, {{"command", "scale"}, {"predicted", true}, {"model", name(common.model)}, {"topology", common.topo},
                             {"protocol", name(common.protocol)},

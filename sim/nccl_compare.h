@@ -15,11 +15,11 @@ namespace cclab::sim {
 struct NcclComparison {
   Bytes size = 0;              // the size column (nccl-tests' convention)
   NcclEstimate nccl;           // NCCL's pick and its model's time
-  std::string ourAlgorithm;    // what we predict it with: ring (chain for broadcast/reduce), dbtree, nvls
+  std::string ourAlgorithm;    // what we predict it with: ring (chain for broadcast/reduce), tree, nvls
   std::optional<Prediction> ours;  // none where we have no model of NCCL's pick
 };
 
-// Our algorithm for NCCL's: its ring is our ring, its tree our double binary tree, NVLS and NVLS tree
+// Our algorithm for NCCL's: its ring is our ring, its tree our tree (NCCL's), NVLS and NVLS tree
 // our nvls (across nodes: a ring between the nodes where NCCL's NVLS tree has a tree).
 std::optional<SimAlgorithm> ourAlgorithmFor(NcclAlgorithm a);
 

@@ -38,13 +38,18 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
   const plan::PlanShape sh = shape();
   if (a == SimAlgorithm::Nvls) return predictNvls(topo, p, count * elemSize, protocol);
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
+  // NCCL's tree allreduce: auto slices are NCCL's tree chunks (analytic.h, ncclTreeChunkElems) in both
+  // models; the others slice a quarter of their largest op (replay.h, autoSliceElems).
+  const bool ncclTree = c == plan::Collective::AllReduce && ran == plan::Algorithm::Tree;
+  const std::int64_t treeChunk = ncclTree ? ncclTreeChunkElems(count, elemSize, sh.channels, p, sh.ranksPerNode) : 0;
   if (modelFor(a) == Model::Analytic) {
     // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
     // tree's closed form halves its count again, so its part is 2·count / its channel count).
     const bool dbtree = c == plan::Collective::AllReduce && ran == plan::Algorithm::DoubleBinaryTree;
     const std::int64_t part = dbtree ? count * 2 / std::max(2, sh.channels + sh.channels % 2) : count / sh.channels;
-    const std::int64_t slice = sliceBytes == kAutoSlice ? autoSliceElems(c, ran, p, part, elemSize, sh.ranksPerNode)
-                                                        : sliceElemsOf(sliceBytes, elemSize);
+    const std::int64_t slice = sliceBytes != kAutoSlice ? sliceElemsOf(sliceBytes, elemSize)
+                               : ncclTree              ? treeChunk
+                                                       : autoSliceElems(c, ran, p, part, elemSize, sh.ranksPerNode);
     if (info.hierarchical) {  // the two-level closed forms, with the cluster's intra and inter parameters
       const int N = topo.spec().nodes, G = topo.spec().gpusPerNode;
       // makePlan cuts every part into the blocks of the smallest part (plan::hierarchicalBlocks).
@@ -69,7 +74,7 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
   const auto ops = plan::makeOpSource(c, ran, p, count, root, sh);  // ring, hier: the rule, never the whole plan
   ReplayOptions o = replayOptions;
   o.elemSize = elemSize;
-  o.sliceElems = sliceElemsOf(sliceBytes, elemSize);
+  o.sliceElems = sliceBytes == kAutoSlice && ncclTree ? treeChunk : sliceElemsOf(sliceBytes, elemSize);
   o.protocol = protocol;
   ReplayResult r = replay(*ops, topo, o);  // auto: one run per protocol on the same op source
   const Prediction out{r.time, r.protocol};

@@ -25,6 +25,7 @@
 
 #include "collectives/plan/phase_deps.h"
 #include "collectives/plan/slice_walk.h"
+#include "sim/event_queue.h"
 #include "sim/flow_network.h"
 
 namespace cclab::sim {
@@ -604,7 +605,7 @@ class Engine {
   std::vector<Micros> computeFree_;
   std::vector<char> sharesCompute_;  // per rank: has it more than one agent (waitForCompute)?
   std::vector<int> agentBegin_;      // rank r's agents are agentBegin_[r] .. agentBegin_[r+1]-1
-  std::priority_queue<std::pair<Micros, int>, std::vector<std::pair<Micros, int>>, std::greater<>> queue_;
+  EventQueue queue_;  // agents (id >= 0) and flow ends (-1 - flow id), by (time, id): event_queue.h
   ReplayResult result_;
 };
 

@@ -58,14 +58,12 @@ inline constexpr Bytes kMinAutoSliceBytes = 512 * 1024;
 
 // Most ranks a replay is run for (Predictor and calibrate refuse more before making the plan). The
 // replay holds no ops (it asks the plan's OpSource; the ring and hier allreduces are rules), so its
-// memory is per agent and connection plus the topology: measured 12.6 MB for the 8192-rank ring and
-// 42.9 MB for the 32768-rank hier allreduce (g = 8), per protocol run (86.3 MB for both protocol runs
-// since hier has two lanes, an agent each: docs/results/sim.md, "Phase deps in replay"). Its time is the op-slices, which
-// grow as ranks^2 for a flat ring: the 32768-rank hier (256 MiB, auto slices) is 5.4e8 op-slices, 102 s
-// on a loaded 2-core VM (docs/results/sim.md, "hier: node rings of whole shards"; 4.3e9 and 19 minutes
-// when its node rings moved N pieces per step); with both protocols (auto, below) 7.8e8 op-slices in
-// all, 88 s, 64.9 MB ("One protocol per call"). More ranks are the analytic model's job (--model
-// analytic). A materialized plan (algorithms without a rule) still costs 72 bytes per op.
+// memory is per agent and connection plus the topology, per protocol run (auto runs up to three side
+// by side). Its time is the op-slices, which grow as ranks^2 for a flat ring: the 8192-rank ring
+// (256 MiB) is 2.7e8 op-slices per run, the 32768-rank hier (g = 8) 5.4e8; their times and peak
+// memory are in docs/results/sim.md, "Scale: simulator time and memory". More ranks are the analytic
+// model's job (--model analytic). A materialized plan (algorithms without a rule) still costs 72 bytes
+// per op.
 inline constexpr int kMaxReplayRanks = 32768;
 
 // Most op-slices (one slice of one op on one rank) a replay runs unless told otherwise

@@ -146,7 +146,8 @@ void checkSpec(const TopologySpec& spec);
 // Full-duplex links a spec expands to (what a Topology's memory grows with).
 std::int64_t linkCount(const TopologySpec& spec);
 // Resident bytes a Topology of the spec takes, estimated from its links: a 1M-rank switch (1M links,
-// 2M resources, 1M nodes, with their names) is 738 MB resident (docs/results/sim.md, "Replay at scale").
+// 2M resources, 1M nodes, with their names) is 738 MB resident (docs/results/sim.md, "Scale: simulator
+// time and memory").
 inline constexpr std::int64_t kTopologyBytesPerLink = 740;
 // Throws InvalidArgument (one line: the bytes the topology needs and the bytes available) when the
 // spec's links would not fit in `available` bytes; Topology's constructor checks it against the host's
