@@ -369,42 +369,19 @@ class HostExecutor::RankRun {
   // Several channels blocked: poll all their words (busy, then yielding), then sleep on this rank's
   // doorbell, which a peer bumps after it posted to or consumed from this rank while it sleeps.
   void waitAny(std::vector<Lane>& lanes) {
-    auto anyReady = [&](std::memory_order order) {
+    auto anyReady = [&](std::uint32_t) {
       for (const Lane& l : lanes)
-        if (!l.finished && !l.gated && reached(l.blocker.word->value.load(order), l.blocker.target)) return true;
+        if (!l.finished && !l.gated && reached(l.blocker.word->value.load(std::memory_order_seq_cst), l.blocker.target))
+          return true;
       return false;
     };
-    const auto start = Clock::now();
-    const auto deadline = start + o_.timeout;
-    const auto spinEnd = std::min(start + ex_.spin_, deadline);
-    constexpr std::chrono::milliseconds kYieldFor{2};  // as waitUntil (wait.h)
-    constexpr std::chrono::milliseconds kMaxSleep{20};
-    const auto yieldEnd = spinEnd + kYieldFor;
     WaitWord& bell = ex_.bells_[static_cast<std::size_t>(rank_)];
-    for (;;) {
-      if (anyReady(std::memory_order_acquire)) return;
-      if (ex_.abort_.raised()) break;
-      const auto now = Clock::now();
-      if (now >= deadline) break;
-      if (now < spinEnd) {
-        cpuRelax();
-        continue;
-      }
-      if (now < yieldEnd) {
-        std::this_thread::yield();
-        continue;
-      }
-      const std::uint32_t seen = bell.value.load(std::memory_order_seq_cst);
-      bell.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      // Re-checked after announcing the sleep: a peer that posts after this sees the sleeper and rings.
-      if (!anyReady(std::memory_order_seq_cst))
-        sleepWhileEqual(bell, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
-      bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    }
+    const auto r = waitUntil(bell, anyReady, ex_.abort_.flag(), Clock::now() + o_.timeout, ex_.spin_);
+    if (r == WaitResult::Ready) return;
     const Lane* first = nullptr;
     for (const Lane& l : lanes)
       if (!l.finished && !l.gated && !first) first = &l;
-    report(ex_.abort_.raised() ? WaitResult::Aborted : WaitResult::TimedOut, *first);
+    report(r, *first);
   }
 
   [[noreturn]] void report(WaitResult r, const Lane& lane) {

@@ -13,13 +13,9 @@
 namespace cclab::host {
 namespace {
 
-// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU can
-// cost ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
-// (A longer spin was tried: on a loaded machine, where two unbound rank threads may share one core,
-// a 1 ms spin made an 8-byte call take 5 ms instead of 0.1-0.4 ms; docs/results/cpu-peers.md.)
-constexpr std::chrono::milliseconds kYieldFor{2};
-constexpr std::chrono::milliseconds kMaxSleep{20};
-constexpr int kChecksPerClockRead = 64;
+// Waits follow wait.h (spin, yield, sleep). (A longer spin was tried: on a loaded machine, where two
+// unbound rank threads may share one core, a 1 ms spin made an 8-byte call take 5 ms instead of
+// 0.1-0.4 ms; docs/results/cpu-peers.md.)
 // Checks of a unit before a wait first reads the clock or wakes a peer (see wait()).
 constexpr int kChecksBeforeClock = 256;
 
@@ -324,8 +320,8 @@ class LlExecutor::RankRun {
     st_.read.clear();
   }
 
-  // Waits until ready() (its first check already failed): busy for the spin budget, then yielding, then
-  // asleep on `word`; throws TimeoutError at the deadline or when the executor aborts.
+  // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
+  // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.
   template <class Ready>
   void wait(Ready ready, WaitWord& word, int peer, const char* what) {
     recordArrival();
@@ -340,36 +336,16 @@ class LlExecutor::RankRun {
     flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
     clocked_ = true;
     const auto start = Clock::now();
-    const auto deadline = start + o_.timeout;
-    if (ex_.spin_.count() > 0) {
-      const auto spinEnd = std::min(start + ex_.spin_, deadline);
-      do {
-        for (int i = 0; i < kChecksPerClockRead; ++i) {
-          if (ready()) return;
-          cpuRelax();
-        }
-        if (ex_.abort_.raised()) aborted(peer, what);
-      } while (Clock::now() < spinEnd);
-    }
-    const auto yieldEnd = Clock::now() + kYieldFor;
-    for (;;) {
-      const std::uint32_t seen = word.value.load(std::memory_order_acquire);
-      if (ready()) {
-        bumpProgress();
-        return;
-      }
-      if (ex_.abort_.raised()) aborted(peer, what);
-      const auto now = Clock::now();
-      if (now >= deadline) timedOut(peer, what);
-      if (now < yieldEnd) {
-        std::this_thread::yield();
-        continue;
-      }
-      word.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with flushWakes()' fence
-      if (!ready()) sleepWhileEqual(word, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
-      word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    }
+    // ready() reads the units, not `word`: once this rank counts itself a sleeper, a fence orders that
+    // count before ready()'s reads, pairing with flushWakes()' fence (one of the two sees the other).
+    const auto check = [&](std::uint32_t) {
+      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+      return ready();
+    };
+    const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
+    if (r == WaitResult::Aborted) aborted(peer, what);
+    if (r == WaitResult::TimedOut) timedOut(peer, what);
+    if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
   }
 
   [[noreturn]] void timedOut(int peer, const char* what) {
