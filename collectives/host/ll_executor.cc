@@ -189,32 +189,31 @@ class LlExecutor::RankRun {
     finish();
   }
 
+  // The ops in the rank's op order (whole ops, plan_runner.h), this class the transport.
   void execute() {
-    const plan::SequentialOps sequential(plan_, rank_);  // phase by phase when the plan has deps (plan.h)
-    const std::span<const plan::Op> ops = sequential.ops();
-    for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
-      const plan::Op& op = ops[opIndex_];
-      if (op.count() <= 0) continue;
-      const std::size_t elems = static_cast<std::size_t>(op.count());
-      const std::size_t bytes = elems * o_.elemSize;
-      const std::byte* src = op.reads() ? address(op.src) : nullptr;
-      std::byte* dst = op.writes() ? address(op.dst) : nullptr;
-      switch (op.kind) {
-        case plan::OpKind::Send: send(op, src, bytes); break;
-        case plan::OpKind::Copy:
-          if (src != dst) std::memmove(dst, src, bytes);
-          break;
-        case plan::OpKind::Recv: receive(op.channel, op.peer, dst, bytes); break;
-        case plan::OpKind::RecvReduce: {
-          std::byte* in = buffer(st_.incoming, bytes);
-          receive(op.channel, op.peer, in, bytes);
-          o_.reduce(dst, src, in, elems);
-          break;
-        }
-        case plan::OpKind::ReduceAll: reduceAll(op, src, dst, bytes, elems); break;
-      }
-    }
+    plan::PlanRunner<RankRun>(*this, st_.runner, plan_, rank_, {o_.elemSize, o_.reduce, 0, false}).run();
     finish();
+  }
+
+  // The LL transport: every call waits itself (bounded) until it can proceed.
+  using LaneData = plan::NoLaneData;
+  using Lane = plan::RunnerLane<LaneData>;
+  std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
+  static void startLane(Lane&) {}
+  static bool writable(Lane&, const std::byte*, std::size_t) { return true; }  // a send copies: nothing to wait for
+  static bool drained(Lane&) { return true; }
+  static void wait(std::span<Lane>, Lane&, int, bool) {}  // never: the calls below wait themselves
+  static void release(Lane&, const plan::Op&, int) {}     // receive() copied the message out
+  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    opIndex_ = lane.opIndex();
+    send(op, src, bytes);
+    return true;
+  }
+  const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
+    opIndex_ = lane.opIndex();
+    std::byte* in = into ? into : plan::stagingSlot(st_.incoming, op, ex_.nranks_, index, bytes);
+    receive(op.channel, peer, in, bytes);
+    return in;
   }
 
  private:
@@ -273,24 +272,6 @@ class LlExecutor::RankRun {
     }
     c.finishRead(bytes);
     st_.read.push_back(&c);
-  }
-
-  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, folded left in rank order (v_rank = src).
-  void reduceAll(const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    std::byte* acc = buffer(st_.acc, bytes);  // dst may be src: fold aside, write dst last
-    std::byte* in = buffer(st_.incoming, bytes);
-    for (int q = 0; q < ex_.nranks_; ++q) {
-      const std::byte* v = src;
-      if (q != rank_) {
-        receive(op.channel, q, in, bytes);
-        v = in;
-      }
-      if (q == 0)
-        std::memcpy(acc, v, bytes);
-      else
-        o_.reduce(acc, acc, v, elems);
-    }
-    std::memcpy(dst, acc, bytes);
   }
 
   // Held back like a call that never waits (execute()): recording at once made every waiting call

@@ -32,6 +32,7 @@
 #include "collectives/host/ll_lines.h"
 #include "collectives/host/wait.h"
 #include "collectives/plan/plan.h"
+#include "collectives/plan/plan_runner.h"
 
 namespace cclab::host {
 
@@ -99,7 +100,8 @@ class LlExecutor {
   struct alignas(64) RankState {
     std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
     std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
-    std::vector<std::byte> acc, incoming;     // ReduceAll's accumulator, a received message
+    std::vector<std::byte> acc, incoming;     // gatherFold's accumulator, received messages
+    plan::RunnerState<plan::NoLaneData> runner;  // the runner's state (plan_runner.h), kept between calls
     std::vector<LlConnection*> sent, read;    // connections whose waiters may need a wake-up
     std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
   };

@@ -60,10 +60,7 @@ class RankRun {
       d.recvs.resize(i + 1, MPI_REQUEST_NULL);
     }
     if (!d.into[i]) {
-      const std::size_t n = op.kind == plan::OpKind::ReduceAll ? static_cast<std::size_t>(plan_.nranks - 1) : 1;
-      if (!into && d.staging.size() < bytes * n && std::all_of(d.into.begin(), d.into.end(), [](std::byte* b) { return !b; }))
-        d.staging.resize(bytes * n);  // before any receive of the slice is posted into it
-      d.into[i] = into ? into : d.staging.data() + i * bytes;
+      d.into[i] = into ? into : plan::stagingSlot(d.staging, op, plan_.nranks, index, bytes);
       check(MPI_Irecv(d.into[i], messageBytes(bytes), MPI_BYTE, peer, op.channel, world_.comm(), &d.recvs[i]), "MPI_Irecv");
     }
     int flag = 0;

@@ -57,6 +57,9 @@ struct RunnerLane {
   [[nodiscard]] std::size_t opIndex() const { return base + (walk.done() ? ops.size() : walk.opIndex()); }
 };
 
+// The LaneData of a transport that keeps nothing per lane.
+struct NoLaneData {};
+
 // A rank's runner state, kept between calls so that a call allocates nothing once shapes repeat.
 template <class Data>
 struct RunnerState {
@@ -96,6 +99,17 @@ inline void foldRankOrder(std::span<const std::byte* const> values, int rank, st
   reduce(into, values[0], values[1], elems);
   for (std::size_t q = 2; q < values.size(); ++q) reduce(into, into, values[q], elems);
   if (into != dst) std::memcpy(dst, into, bytes);
+}
+
+// Where receive `index` of op's current slice may land in a rank's staging buffer `v`: a slot of
+// `bytes` per receive (nranks - 1 for ReduceAll, else 1), the buffer grown at the first (index 0),
+// before any slot of the slice is handed out.
+inline std::byte* stagingSlot(std::vector<std::byte>& v, const Op& op, int nranks, int index, std::size_t bytes) {
+  if (index == 0) {
+    const std::size_t n = op.kind == OpKind::ReduceAll ? static_cast<std::size_t>(nranks - 1) : 1;
+    if (v.size() < n * bytes) v.resize(n * bytes);
+  }
+  return v.data() + static_cast<std::size_t>(index) * bytes;
 }
 
 template <class Transport>

@@ -268,7 +268,7 @@ std::uint32_t ShmExecutor::arrive() {
 // sends and its waits. One sequential lane; every call waits (bounded) until it can proceed.
 class ShmExecutor::RankRun {
  public:
-  struct LaneData {};
+  using LaneData = plan::NoLaneData;
   using Lane = plan::RunnerLane<LaneData>;
 
   RankRun(ShmExecutor& ex, const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& o, std::uint32_t call)
