@@ -208,7 +208,7 @@ class HostExecutor::RankRun {
   // No channel can move: with one blocked, wait on exactly the word it needs; with several, poll all
   // their words (busy, then yielding), then sleep on this rank's doorbell, which a peer bumps after it
   // posted to or consumed from this rank while it sleeps.
-  void wait(std::span<Lane> lanes, Lane& first, int waiting, bool) {
+  void waitForLanes(std::span<Lane> lanes, Lane& first, int waiting, bool) {
     const auto deadline = Clock::now() + o_.timeout;
     WaitResult r;
     if (waiting == 1) {

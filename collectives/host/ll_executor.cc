@@ -155,7 +155,7 @@ void LlExecutor::fail(const std::string& why) {
 }
 
 // One rank's run() of one plan.
-class LlExecutor::RankRun {
+class LlExecutor::RankRun : public plan::WaitingTransport {
  public:
   RankRun(LlExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
@@ -195,15 +195,8 @@ class LlExecutor::RankRun {
     finish();
   }
 
-  // The LL transport: every call waits itself (bounded) until it can proceed.
-  using LaneData = plan::NoLaneData;
-  using Lane = plan::RunnerLane<LaneData>;
+  // The LL transport (plan::WaitingTransport: every call waits itself, bounded, until it can proceed).
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
-  static void startLane(Lane&) {}
-  static bool writable(Lane&, const std::byte*, std::size_t) { return true; }  // a send copies: nothing to wait for
-  static bool drained(Lane&) { return true; }
-  static void wait(std::span<Lane>, Lane&, int, bool) {}  // never: the calls below wait themselves
-  static void release(Lane&, const plan::Op&, int) {}     // receive() copied the message out
   bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
     opIndex_ = lane.opIndex();
     send(op, src, bytes);

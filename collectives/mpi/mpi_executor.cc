@@ -91,7 +91,7 @@ class RankRun {
 
   // Polls: busy for `spin` after the last progress, then yielding the core; no progress for `timeout`
   // throws naming the ranks waited for.
-  void wait(std::span<Lane>, Lane&, int, bool moved) {
+  void waitForLanes(std::span<Lane>, Lane&, int, bool moved) {
     const auto now = Clock::now();
     if (sends_.prune() || moved) {
       lastProgress_ = now;

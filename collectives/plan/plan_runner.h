@@ -16,7 +16,7 @@
 //       a Recv, where the transport may put it), or nullptr while it is not there
 //   void release(Lane&, const Op&, int peer)                 the slice tryReceive gave is read
 //   bool drained(Lane&)                                       may the lane end (its sends read)?
-//   void wait(std::span<Lane> lanes, Lane& first, int waiting, bool moved)
+//   void waitForLanes(std::span<Lane> lanes, Lane& first, int waiting, bool moved)
 //       no lane can move (`waiting` of them blocked in the transport, `first` the first): return when
 //       one may, or throw (timeout, abort) naming what `first` waits for.
 // A try-call that returns false/nullptr records in its LaneData what it waits for (the first such
@@ -101,6 +101,19 @@ inline void foldRankOrder(std::span<const std::byte* const> values, int rank, st
   if (into != dst) std::memcpy(dst, into, bytes);
 }
 
+// The defaults of a transport whose calls wait themselves until they can proceed (one sequential
+// lane, so the runner never waits) and that copies what it sends and receives (the LL paths): nothing
+// to wait for before a write or at the end, nothing to release.
+struct WaitingTransport {
+  using LaneData = NoLaneData;
+  using Lane = RunnerLane<NoLaneData>;
+  static void startLane(Lane&) {}
+  static bool writable(Lane&, const std::byte*, std::size_t) { return true; }
+  static bool drained(Lane&) { return true; }
+  static void release(Lane&, const Op&, int) {}
+  static void waitForLanes(std::span<Lane>, Lane&, int, bool) {}  // never called: no call fails
+};
+
 // Where receive `index` of op's current slice may land in a rank's staging buffer `v`: a slot of
 // `bytes` per receive (nranks - 1 for ReduceAll, else 1), the buffer grown at the first (index 0),
 // before any slot of the slice is handed out.
@@ -158,7 +171,7 @@ class PlanRunner {
         if (!first) first = &lane;
       }
       if (reopened > 0 || waiting == 0) continue;  // waiting == 0 cannot happen (deps point back), but never waits on nothing
-      t_.wait(lanes, *first, waiting, moved);
+      t_.waitForLanes(lanes, *first, waiting, moved);
     }
   }
 

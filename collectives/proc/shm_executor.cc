@@ -265,12 +265,10 @@ std::uint32_t ShmExecutor::arrive() {
 }
 
 // The shared-memory slot transport (plan_runner.h) of this rank during one run(): its outstanding
-// sends and its waits. One sequential lane; every call waits (bounded) until it can proceed.
-class ShmExecutor::RankRun {
+// sends and its waits. One sequential lane; every call waits (bounded) until it can proceed
+// (plan::WaitingTransport), and a write or the end waits for the reads of what was sent from there.
+class ShmExecutor::RankRun : public plan::WaitingTransport {
  public:
-  using LaneData = plan::NoLaneData;
-  using Lane = plan::RunnerLane<LaneData>;
-
   RankRun(ShmExecutor& ex, const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& o, std::uint32_t call)
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
@@ -288,8 +286,6 @@ class ShmExecutor::RankRun {
     }
     return nullptr;
   }
-  static void startLane(Lane&) {}
-  static void wait(std::span<Lane>, Lane&, int, bool) {}  // never: every call below waits itself
 
   // The peer is a rank of the job: on this node through the shared connection, else through the links.
   bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {

@@ -42,7 +42,7 @@ bool ShmExecutor::llFits(const plan::Plan& plan, std::size_t elemSize) const {
   return true;
 }
 
-class ShmExecutor::LlRun {
+class ShmExecutor::LlRun : public plan::WaitingTransport {
  public:
   LlRun(ShmExecutor& ex, const plan::Plan& plan, const LocalBuffers& mem, const ShmRunOptions& o, std::uint32_t call)
       : ex_(ex), plan_(plan), mem_(mem), o_(o), call_(call) {}
@@ -53,9 +53,7 @@ class ShmExecutor::LlRun {
     flushWakes();
   }
 
-  // The LL transport: every call waits itself (bounded) until it can proceed.
-  using LaneData = plan::NoLaneData;
-  using Lane = plan::RunnerLane<LaneData>;
+  // The LL transport (plan::WaitingTransport: every call waits itself, bounded, until it can proceed).
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
     const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
     switch (r.buf) {
@@ -65,11 +63,6 @@ class ShmExecutor::LlRun {
     }
     return nullptr;
   }
-  static void startLane(Lane&) {}
-  static bool writable(Lane&, const std::byte*, std::size_t) { return true; }  // a send copies: nothing to wait for
-  static bool drained(Lane&) { return true; }
-  static void wait(std::span<Lane>, Lane&, int, bool) {}  // never: the calls below wait themselves
-  static void release(Lane&, const plan::Op&, int) {}     // receive() copied the message out
   bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
     opIndex_ = lane.opIndex();
     send(op.peer, src, bytes);
