@@ -71,8 +71,7 @@ class RankRun {
   }
 
   void release(Lane& lane, const plan::Op& op, int peer) {
-    const int index = op.kind != plan::OpKind::ReduceAll ? 0 : peer < rank_ ? peer : peer - 1;  // as tryReceive's
-    lane.data.into[static_cast<std::size_t>(index)] = nullptr;
+    lane.data.into[static_cast<std::size_t>(plan::receiveIndex(op, peer, rank_))] = nullptr;
   }
 
   // May [dst, dst+bytes) be written: no send from there still in flight?

@@ -72,6 +72,7 @@ struct RunnerState {
   std::vector<const std::byte*> values;  // ReduceAll: every rank's slice
   std::vector<std::byte> acc;            // ReduceAll's accumulator when dst overlaps src
   [[nodiscard]] std::span<RunnerLane<Data>> active() { return {lanes.data(), used}; }
+  [[nodiscard]] std::span<const RunnerLane<Data>> active() const { return {lanes.data(), used}; }
 };
 
 struct RunnerOptions {
@@ -114,6 +115,12 @@ struct WaitingTransport {
   static void waitForLanes(std::span<Lane>, Lane&, int, bool) {}  // never called: no call fails
 };
 
+// The index tryReceive gets for the slice from `peer` of op on rank `rank` (its place among the op's
+// receives: ReduceAll's in rank order without the rank itself, else 0).
+inline int receiveIndex(const Op& op, int peer, int rank) {
+  return op.kind != OpKind::ReduceAll ? 0 : peer < rank ? peer : peer - 1;
+}
+
 // Where receive `index` of op's current slice may land in a rank's staging buffer `v`: a slot of
 // `bytes` per receive (nranks - 1 for ReduceAll, else 1), the buffer grown at the first (index 0),
 // before any slot of the slice is handed out.
@@ -135,45 +142,58 @@ class PlanRunner {
       : t_(t), s_(s), plan_(plan), rank_(rank), o_(o) {}
 
   // Runs the rank's ops to the end (every lane's sends read); throws what the transport throws.
+  // Round robin: each lane runs as far as it can; the rank waits only when none can move.
   void run() {
-    startLanes();
-    // Round robin: each lane runs as far as it can; the rank waits only when none can move. After a
-    // pass every running lane is blocked in the transport (set in this pass), or gated: at a phase
-    // whose deps another lane of this rank has not met yet. A gate opens only when that lane moves,
-    // never from another thread, so a gated lane is no wait's business: if its gate opened during the
-    // pass (the lane it waits for ran after it), the next pass runs it at once.
-    const std::span<Lane> lanes = s_.active();
+    start();
     for (;;) {
-      bool running = false, moved = false;
-      for (Lane& lane : lanes) {
-        if (lane.finished) continue;
-        while (!lane.walk.done() && gateOpen(lane) && step(lane)) {
-          lane.walk.advance();
-          moved = true;
-        }
-        lane.blocked = false;
-        if (lane.walk.done() && t_.drained(lane)) {
-          lane.finished = true;
-          continue;
-        }
-        running = true;
-      }
-      if (!running) return;
+      bool moved = false;
+      if (!pass(moved)) return;
       Lane* first = nullptr;
-      int waiting = 0, reopened = 0;
-      for (Lane& lane : lanes) {
-        if (lane.finished) continue;
-        if (lane.gated) {
-          reopened += gateOpen(lane) ? 1 : 0;
-          if (lane.gated) continue;  // still gated: nothing to wait for in the transport
-        }
-        ++waiting;
-        if (!first) first = &lane;
-      }
-      if (reopened > 0 || waiting == 0) continue;  // waiting == 0 cannot happen (deps point back), but never waits on nothing
-      t_.waitForLanes(lanes, *first, waiting, moved);
+      int waiting = 0;
+      if (blocked(first, waiting)) t_.waitForLanes(s_.active(), *first, waiting, moved);
     }
   }
+
+  // The parts of run(), for a caller that runs several ranks on one thread (ll_multi_run.cc) or
+  // checks a plan (interpret.h): start() sets up the lanes; pass() runs each lane as far as it goes
+  // (moved: whether any did) and says whether any lane is still running.
+  void start() { startLanes(); }
+  bool pass(bool& moved) {
+    bool running = false;
+    for (Lane& lane : s_.active()) {
+      if (lane.finished) continue;
+      while (!lane.walk.done() && gateOpen(lane) && step(lane)) {
+        lane.walk.advance();
+        moved = true;
+      }
+      lane.blocked = false;
+      if (lane.walk.done() && t_.drained(lane)) {
+        lane.finished = true;
+        continue;
+      }
+      running = true;
+    }
+    return running;
+  }
+  // After a pass that left lanes running: is there a wait to do, on the `waiting` lanes blocked in the
+  // transport (`first` the first of them)? Every running lane is blocked in the transport (set in this
+  // pass), or gated: at a phase whose deps another lane of this rank has not met yet. A gate opens only
+  // when that lane moves, never from another thread, so a gated lane is no wait's business: if its gate
+  // opened during the pass (the lane it waits for ran after it), the next pass runs it at once (false).
+  bool blocked(Lane*& first, int& waiting) {
+    int reopened = 0;
+    for (Lane& lane : s_.active()) {
+      if (lane.finished) continue;
+      if (lane.gated) {
+        reopened += gateOpen(lane) ? 1 : 0;
+        if (lane.gated) continue;  // still gated: nothing to wait for in the transport
+      }
+      ++waiting;
+      if (!first) first = &lane;
+    }
+    return reopened == 0 && waiting > 0;  // waiting == 0 cannot happen (deps point back), but never waits on nothing
+  }
+  [[nodiscard]] std::span<Lane> lanes() const { return s_.active(); }
 
  private:
   void startLanes() {
@@ -263,7 +283,7 @@ class PlanRunner {
     s_.values.resize(static_cast<std::size_t>(p));
     bool all = true;
     for (int q = 0; q < p; ++q) {  // every receive is asked for (a transport may post them all at once)
-      const std::byte* v = q == rank_ ? src : t_.tryReceive(lane, op, q, nullptr, bytes, q < rank_ ? q : q - 1);
+      const std::byte* v = q == rank_ ? src : t_.tryReceive(lane, op, q, nullptr, bytes, receiveIndex(op, q, rank_));
       s_.values[static_cast<std::size_t>(q)] = v;
       all = all && v != nullptr;
     }
