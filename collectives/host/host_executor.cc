@@ -246,19 +246,11 @@ class HostExecutor::RankRun {
 
   [[noreturn]] void report(WaitResult r, const Lane& lane) {
     const RankState::Blocker& b = lane.data.blocker;
-    const std::string op = " at op " + std::to_string(lane.opIndex()) +
-                           (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : std::string());
-    const std::string waitingFor = std::string(b.what) + " rank " + std::to_string(b.peer);
-    if (r == WaitResult::TimedOut) {
-      // Name the cause first: a rank that never started this call, not only the neighbour waited for.
-      const std::string late = ex_.lateRanks(call_);
-      const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
-                              " timed out after " + milliseconds(o_.timeout) + op + " waiting for " + waitingFor;
-      ex_.fail(msg);
-      throw TimeoutError(msg);
-    }
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted" + op + " while waiting for " +
-                       waitingFor + " (" + ex_.abort_.reason() + ")");
+    ex_.abort_.throwWaitFailure(
+        r, where(plan_), rank_,
+        " at op " + std::to_string(lane.opIndex()) + (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : ""),
+        std::string(b.what) + " rank " + std::to_string(b.peer), o_.timeout, [&] { return ex_.lateRanks(call_); },
+        [&](const std::string& why) { ex_.fail(why); });
   }
 
   HostExecutor& ex_;

@@ -317,24 +317,11 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
       return ready();
     };
     const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
-    if (r == WaitResult::Aborted) aborted(peer, what);
-    if (r == WaitResult::TimedOut) timedOut(peer, what);
+    if (r != WaitResult::Ready)
+      ex_.abort_.throwWaitFailure(r, where(plan_), rank_, " at op " + std::to_string(opIndex_),
+                                  what + (" rank " + std::to_string(peer)), o_.timeout, [&] { return ex_.lateRanks(call_); },
+                                  [&](const std::string& why) { ex_.fail(why); });
     if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
-  }
-
-  [[noreturn]] void timedOut(int peer, const char* what) {
-    // Name the cause first: a rank that never started this call, not only the peer waited for.
-    const std::string late = ex_.lateRanks(call_);
-    const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
-                            " timed out after " + milliseconds(o_.timeout) + " at op " + std::to_string(opIndex_) +
-                            " waiting for " + what + " rank " + std::to_string(peer);
-    ex_.fail(msg);
-    throw TimeoutError(msg);
-  }
-
-  [[noreturn]] void aborted(int peer, const char* what) {
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted at op " + std::to_string(opIndex_) +
-                       " while waiting for " + what + " rank " + std::to_string(peer) + " (" + ex_.abort_.reason() + ")");
   }
 
   LlExecutor& ex_;

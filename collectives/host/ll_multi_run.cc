@@ -72,14 +72,14 @@ class LlExecutor::MultiRun {
         yieldEnd = spinEnd + kYieldFor;
         continue;
       }
-      if (ex_.abort_.raised()) aborted();
+      if (ex_.abort_.raised()) fail(WaitResult::Aborted);
       if (++passes < kPassesPerClockRead && spin_.count() > 0) {
         cpuRelax();
         continue;
       }
       passes = 0;
       const auto now = Clock::now();
-      if (now >= deadline) timedOut();
+      if (now >= deadline) fail(WaitResult::TimedOut);
       if (now < spinEnd) continue;
       pastSpin = true;
       if (now < yieldEnd) {
@@ -214,20 +214,10 @@ class LlExecutor::MultiRun {
     st.progress.store(st.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
-  [[noreturn]] void timedOut() {
-    // Name the cause first: ranks that never started this call, not only the peer waited for.
-    const std::string lateText = ex_.lateRanks(blocked_.call);
-    const std::string msg = where(plan_) + ": " + (lateText.empty() ? "" : lateText + "; ") + "rank " +
-                            std::to_string(blocked_.rank) + " timed out after " + milliseconds(o_.timeout) + " at op " +
-                            std::to_string(blocked_.op) + " waiting for " + blocked_.what + " rank " + std::to_string(blocked_.peer);
-    ex_.fail(msg);
-    throw TimeoutError(msg);
-  }
-
-  [[noreturn]] void aborted() {
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(blocked_.rank) + " aborted at op " + std::to_string(blocked_.op) +
-                       " while waiting for " + blocked_.what + " rank " + std::to_string(blocked_.peer) + " (" +
-                       ex_.abort_.reason() + ")");
+  [[noreturn]] void fail(WaitResult r) {
+    ex_.abort_.throwWaitFailure(r, where(plan_), blocked_.rank, " at op " + std::to_string(blocked_.op),
+                                blocked_.what + (" rank " + std::to_string(blocked_.peer)), o_.timeout,
+                                [&] { return ex_.lateRanks(blocked_.call); }, [&](const std::string& why) { ex_.fail(why); });
   }
 
   LlExecutor& ex_;
