@@ -1,5 +1,6 @@
 // LL executor: runs a Plan whose messages are all small over flagged lines (ll_lines.h), one thread per
-// rank, as the slot executor (host_executor.h) runs any plan.
+// rank, as the slot executor (host_executor.h) runs any plan: an LL transport of the executor core
+// (plan::PlanRunner, collectives/plan/plan_runner.h).
 //
 // A send copies its data into the connection's ring (the sender never waits for the reader to read
 // its buffer, only, rarely, for room in the ring); a receive polls the units of the next message and
