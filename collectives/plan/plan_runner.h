@@ -211,7 +211,11 @@ class PlanRunner {
     };
     const std::span<const Op> all(plan_.ranks[static_cast<std::size_t>(rank_)]);
     if (!o_.interleaved) {
-      s_.sequential = sequentialOps(plan_, rank_);  // a copy only for plans with deps
+      if (plan_.deps.empty()) {  // sequentialOps() is the rank's list as it stands
+        add(-1, all, 0);
+        return;
+      }
+      s_.sequential = sequentialOps(plan_, rank_);  // phase by phase
       add(-1, s_.sequential.ops(), 0);
       return;
     }
