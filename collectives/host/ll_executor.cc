@@ -55,11 +55,23 @@ GatherShape gatherParts(const plan::Plan& plan, int r) {
   return {&ops[p - 1], p - 1, ops[p].dst};
 }
 
-std::string where(const plan::Plan& plan) {
+
+}  // namespace
+
+std::string LlExecutor::where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
 }
 
-}  // namespace
+void LlExecutor::flushWakes(RankState& st) {
+  if (st.sent.empty() && st.read.empty()) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (LlConnection* c : st.sent)
+    if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
+  for (LlConnection* c : st.read)
+    if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
+  st.sent.clear();
+  st.read.clear();
+}
 
 std::int64_t llDefaultRingLines(int nranks) {
   const auto p = static_cast<std::size_t>(std::max(nranks, 1));
@@ -280,19 +292,7 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
     if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
-  // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
-  // fence orders this rank's unit and acked stores before its reads of the sleeper counts; a sleeper
-  // counts itself before its last check (wait()), so one of the two sees the other.
-  void flushWakes() {
-    if (st_.sent.empty() && st_.read.empty()) return;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (LlConnection* c : st_.sent)
-      if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
-    for (LlConnection* c : st_.read)
-      if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
-    st_.sent.clear();
-    st_.read.clear();
-  }
+  void flushWakes() { LlExecutor::flushWakes(st_); }
 
   // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
   // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.

@@ -115,6 +115,11 @@ class LlExecutor {
   void fail(const std::string& why);  // abort_.raise, then wakes every connection
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
+  // Wakes the peers asleep on a connection st's rank wrote to (data: bell) or read from (room: acked),
+  // and forgets them. The fence orders the rank's unit and acked stores before its reads of the
+  // sleeper counts; a sleeper counts itself before its last check, so one of the two sees the other.
+  static void flushWakes(RankState& st);
+  static std::string where(const plan::Plan& plan);  // "host allreduce/ring (ll)"
 
   int nranks_;
   std::chrono::nanoseconds spin_;

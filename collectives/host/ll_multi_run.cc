@@ -20,17 +20,12 @@ namespace {
 constexpr std::chrono::milliseconds kYieldFor{2};       // as run(): yield this long before sleeping
 constexpr std::chrono::milliseconds kMultiMaxSleep{1};  // a sleep may miss the ring that ends it: keep it short
 constexpr int kPassesPerClockRead = 64;
-
-std::string where(const plan::Plan& plan) {
-  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
-}
 }  // namespace
 
 class LlExecutor::MultiRun {
  public:
   MultiRun(LlExecutor& ex, const plan::Plan& plan, const RunOptions& o, std::chrono::nanoseconds spin)
-      : ex_(ex), plan_(plan), o_(o), spin_(spin) {
-  }
+      : ex_(ex), plan_(plan), o_(o), spin_(spin) {}
 
   void add(int rank, const RankMemory& mem, Clock::time_point arrival) {
     RankState& st = ex_.ranks_[static_cast<std::size_t>(rank)];
@@ -196,18 +191,7 @@ class LlExecutor::MultiRun {
     if (t.st->unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(*t.st);
   }
 
-  // As RankRun::flushWakes: wakes the peers asleep on what the task's rank wrote or read.
-  static void flushWakes(Task& t) {
-    RankState& st = *t.st;
-    if (st.sent.empty() && st.read.empty()) return;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (LlConnection* c : st.sent)
-      if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
-    for (LlConnection* c : st.read)
-      if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
-    st.sent.clear();
-    st.read.clear();
-  }
+  static void flushWakes(Task& t) { LlExecutor::flushWakes(*t.st); }
 
   void bumpProgress() {
     RankState& st = ex_.ranks_[static_cast<std::size_t>(blocked_.rank)];
