@@ -1,4 +1,4 @@
-// libFuzzer target: the CUDA IPC record decoder (collectives/cuda/ipc_exchange.h), which reads the bytes
+// libFuzzer target: the CUDA IPC record decoder (collectives/gpu_proc/ipc_exchange.h), which reads the bytes
 // every peer process of a node sends in the handle exchange. Any bytes must either be refused with
 // InvalidArgument or decode to a record that encodes back to exactly the same bytes (the format is
 // canonical: fixed widths, no trailing bytes), and decoding that again gives the same record.
@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   const std::span<const std::byte> bytes(reinterpret_cast<const std::byte*>(data), size);

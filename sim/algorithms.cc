@@ -1,9 +1,12 @@
 // The one table of the simulator's algorithm names (algorithms.h).
 #include "sim/algorithms.h"
 
+#include <deque>
+#include <mutex>
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/algorithm_file.h"
 
 namespace cclab::sim {
 
@@ -23,6 +26,10 @@ std::vector<SimAlgorithmInfo> buildTable() {
   return t;
 }
 
+// The algorithm files of this process (parseSimAlgorithm), never removed, so references stay valid.
+std::mutex fileMutex;
+std::deque<SimAlgorithmInfo> fileAlgorithms;
+
 }  // namespace
 
 std::span<const SimAlgorithmInfo> simAlgorithms() {
@@ -33,6 +40,11 @@ std::span<const SimAlgorithmInfo> simAlgorithms() {
 const SimAlgorithmInfo& infoOf(SimAlgorithm a) {
   for (const auto& i : simAlgorithms())
     if (i.id == a) return i;
+  {
+    std::lock_guard lock(fileMutex);
+    for (const auto& i : fileAlgorithms)
+      if (i.id == a) return i;
+  }
   throw InvalidArgument("unknown simulator algorithm " + std::to_string(static_cast<int>(a)));
 }
 
@@ -46,9 +58,18 @@ std::string algorithmNames() {
 
 SimAlgorithm parseSimAlgorithm(std::string_view text) {
   if (text == plan::name(plan::Algorithm::Hierarchical)) return SimAlgorithm::HierarchicalRing;
+  if (text.starts_with("file:")) {
+    const plan::Algorithm a = plan::parseAlgorithm(text);  // loads the file once per process
+    const auto id = static_cast<SimAlgorithm>(static_cast<int>(a));
+    std::lock_guard lock(fileMutex);
+    for (const auto& i : fileAlgorithms)
+      if (i.id == id) return id;
+    fileAlgorithms.push_back({id, a, false, false, std::string(plan::name(a)), true});
+    return id;
+  }
   for (const auto& i : simAlgorithms())
     if (text == i.name) return i.id;
-  throw InvalidArgument("--algo '" + std::string(text) + "' is not one of " + algorithmNames());
+  throw InvalidArgument("--algo '" + std::string(text) + "' is not one of " + algorithmNames() + ", file:PATH");
 }
 
 void checkAlgorithm(plan::Collective c, SimAlgorithm a, bool isCluster) {

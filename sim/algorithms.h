@@ -30,6 +30,7 @@ struct SimAlgorithmInfo {
   bool hierarchical;              // allreduce on a cluster only
   bool analyticOnly;              // no plan: the analytic model prices it (hier-tree)
   std::string name;  // plan::name(planAlgorithm); "hier-ring", "hier-tree" for the hierarchical ones
+  bool replayOnly = false;  // no closed form: always replayed (algorithm files, "file:PATH")
 };
 
 // Every algorithm, in the order lists print them.
@@ -38,7 +39,9 @@ const SimAlgorithmInfo& infoOf(SimAlgorithm a);
 std::string_view name(SimAlgorithm a);
 // "ring, tree, flat-tree, dbtree, rhd, rd, chain, oneshot, twoshot, hier-ring, hier-tree, nvls".
 std::string algorithmNames();
-// Also takes "hier" (the plan's name) for hier-ring. Throws InvalidArgument "--algo 'x' is not one of
+// Also takes "hier" (the plan's name) for hier-ring, and "file:PATH", an algorithm file
+// (collectives/plan/algorithm_file.h) loaded once, replayed only, with the same numeric value as its
+// plan::Algorithm. Throws InvalidArgument "--algo 'x' is not one of
 // <algorithmNames()>".
 SimAlgorithm parseSimAlgorithm(std::string_view text);
 // Refuses (InvalidArgument naming --algo) an algorithm without a plan for c, a hierarchical algorithm

@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "sim/least_squares.h"
+#include "sim/predictor.h"
 #include "sim/replay.h"
 
 namespace cclab::sim {
@@ -102,8 +103,9 @@ void setParam(TopologySpec& spec, const std::string& name, double value) {
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
   const Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
   // The ring allreduce from its rule: a measured file may have up to kMaxReplayRanks ranks, whose
-  // materialized ring plan would not fit in memory.
-  const auto ops = plan::makeOpSource(m.collective, m.algorithm, m.nranks, pt.count, 0);
+  // materialized ring plan would not fit in memory. In the topology's plan shape (channels, ranks and
+  // NICs per node), as every other prediction: a cluster's ring on one channel would cross one NIC.
+  const auto ops = plan::makeOpSource(m.collective, m.algorithm, m.nranks, pt.count, 0, Predictor{.topo = topo}.shape());
   ReplayOptions o;
   o.elemSize = m.elemSize;
   o.sliceElems = sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / m.elemSize) : sliceBytes;

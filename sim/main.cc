@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <fstream>
 #include <iostream>
+#include <map>
+#include <memory>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
@@ -20,13 +22,18 @@
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "sim/algorithms.h"
+#include "sim/plan_command.h"
 #include "sim/nccl_compare.h"
 #include "sim/analytic.h"
 #include "sim/calibrate.h"
+#include "sim/compare.h"
 #include "sim/cli_values.h"
+#include "sim/cross_validate.h"
 #include "sim/crossover.h"
 #include "sim/effective_params.h"
 #include "sim/measured.h"
+#include "sim/nccl_tests_log.h"
+#include "sim/nccl_topology.h"
 #include "sim/predictor.h"
 #include "sim/presets.h"
 #include "sim/replay.h"
@@ -74,6 +81,8 @@ struct Common {
   }
 
   TopologySpec spec() const {
+    // NCCL topology dumps: --nodes copies of one file (or one per listed file), then -g/--gpus as any.
+    if (auto x = resolveNcclTopology(topo, nodes)) return resized(std::move(*x), nranks, 0, gpus);
     TopologySpec s = resolveTopology(topo);
     return resized(std::move(s), nranks, nodes, gpus);
   }
@@ -260,7 +269,9 @@ int runScale(const ScaleCmd& cmd) {
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
   for (int n : nodeCounts) {
     TopologySpec spec = resolveTopology(common.topo);
-    if (spec.kind == TopologyKind::Cluster)
+    if (isNcclTopologyArg(common.topo))
+      spec = *resolveNcclTopology(common.topo, n);  // n copies of the dump's node
+    else if (spec.kind == TopologyKind::Cluster)
       spec = resized(spec, 0, n, common.gpus);
     else
       spec = resized(spec, n * std::max(1, common.gpus));
@@ -371,7 +382,26 @@ struct CalibrateCmd {
   std::vector<std::string> measured, check;
   std::string topo = "host", out, json, params, holdout, slice = "auto";
   std::string minSize = "0";
+  bool noCv = false;
+  std::string collective;  // of nccl-tests logs that do not name their *_perf binary
+  int nodes = 0;           // copies of an NCCL topology dump's node (--topo FILE.xml)
 };
+
+// A measured input: a *_perf -J file, or a nccl-tests text log (each run one Measurement; NCCL's
+// algorithm is not in the log: the ring is assumed).
+std::vector<Measurement> loadMeasurements(const std::string& path, const std::string& collective) {
+  std::ifstream in(path);
+  char first = 0;
+  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {}
+  if (!in || first == '{') return {loadMeasurement(path)};
+  std::optional<Collective> chosen;
+  if (!collective.empty()) chosen = plan::parseCollective(collective);
+  const NcclTestsLog log = loadNcclTestsLog(path, chosen);
+  for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
+  std::vector<Measurement> out;
+  for (const auto& run : log.runs) out.push_back(toMeasurement(run, Algorithm::Ring));
+  return out;
+}
 
 void printErrors(const char* title, const std::vector<PointError>& errors) {
   const auto s = summarize(errors);
@@ -393,13 +423,17 @@ nlohmann::json errorsJson(const std::vector<PointError>& errors) {
 int runCalibrate(const CalibrateCmd& cmd) {
   checkOutput(cmd.out, "-o");
   checkOutput(cmd.json, "-J");
-  TopologySpec spec = resolveTopology(cmd.topo);
+  auto dump = resolveNcclTopology(cmd.topo, cmd.nodes);
+  if (cmd.nodes > 0 && !dump) throw InvalidArgument("calibrate: --nodes is for an NCCL topology dump (--topo FILE.xml)");
+  TopologySpec spec = dump ? *dump : resolveTopology(cmd.topo);
   std::vector<Bytes> holdout;
   for (const auto& s : splitList(cmd.holdout)) holdout.push_back(parseBytes(s));
   const Bytes minSize = parseBytes(cmd.minSize);
   std::vector<Measurement> measured, checked;
-  for (const auto& f : cmd.measured) measured.push_back(loadMeasurement(f));
-  for (const auto& f : cmd.check) checked.push_back(loadMeasurement(f));
+  for (const auto& f : cmd.measured)
+    for (auto& m : loadMeasurements(f, cmd.collective)) measured.push_back(std::move(m));
+  for (const auto& f : cmd.check)
+    for (auto& m : loadMeasurements(f, cmd.collective)) checked.push_back(std::move(m));
   const auto [fitSet, checkSet] = splitForCalibration(measured, checked, holdout, minSize);
   for (const auto& m : fitSet)
     if (spec.kind == TopologyKind::Graph && m.nranks > spec.ranks)
@@ -423,6 +457,12 @@ int runCalibrate(const CalibrateCmd& cmd) {
   std::cout << fmt::format("# before fitting: mean |error| {:.1f}%, max {:.1f}% on the fitted points\n", 100 * b.meanAbs, 100 * b.max);
   printErrors("fitted points", r.fit);
   if (!r.check.empty()) printErrors("held-out points", r.check);
+  // Leave-one-size-out: each size predicted by the topology fitted to the other sizes.
+  std::vector<PointError> cv;
+  if (!cmd.noCv) {
+    cv = leaveOneSizeOut(spec, fitSet, opt);
+    if (!cv.empty()) printErrors("leave-one-size-out cross-validation (each size predicted by a fit to the others)", cv);
+  }
   if (!cmd.out.empty()) {
     TopologySpec out = r.spec;
     out.name = spec.name + "-calibrated";
@@ -434,7 +474,93 @@ int runCalibrate(const CalibrateCmd& cmd) {
     writeJson(cmd.json, {{"command", "calibrate"}, {"topology", spec.name}, {"initial", r.initial}, {"fitted", r.fitted},
                          {"iterations", r.iterations}, {"unidentified", r.unidentified}, {"fit", errorsJson(r.fit)}, {"check", errorsJson(r.check)},
                          {"fit_mean_abs_error", f.meanAbs}, {"fit_max_abs_error", f.max},
-                         {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max}});
+                         {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max},
+                         {"cv", errorsJson(cv)}, {"cv_mean_abs_error", summarize(cv).meanAbs}, {"cv_max_abs_error", summarize(cv).max}});
+  }
+  return 0;
+}
+
+// ---- compare: measured logs against the prediction ----
+struct CompareCmd {
+  std::vector<std::string> logs;
+  std::string topo = "dgx-h100";
+  int nodes = 0, nranks = 0, gpus = 0;
+  std::string algo = "auto", collective, slice = "auto", json;
+  Model model = Model::Analytic;
+  ProtocolChoice protocol = ProtocolChoice::Auto;
+};
+
+int runCompare(const CompareCmd& cmd) {
+  checkOutput(cmd.json, "-J");
+  Common c;
+  c.topo = cmd.topo;
+  c.nodes = cmd.nodes;
+  c.nranks = cmd.nranks;
+  c.gpus = cmd.gpus;
+  c.slice = cmd.slice;
+  const TopologySpec spec = c.spec();
+  // Each run on the topology of its rank count: a cluster (or one NCCL dump's node) takes the run's node
+  // count unless --nodes or -g fixes it; otherwise compareRun refuses a run of other ranks.
+  std::map<int, std::unique_ptr<Topology>> topos;
+  const auto topoFor = [&](int nranks) -> const Topology& {
+    auto& t = topos[nranks];
+    if (t) return *t;
+    TopologySpec s = spec;
+    const bool free = cmd.nodes == 0 && cmd.nranks == 0 && nranks != spec.ranks && nranks > 0;
+    const bool oneDump = isNcclTopologyArg(cmd.topo) && cmd.topo.find(',') == std::string::npos;
+    const int perNode = spec.kind == TopologyKind::Cluster ? spec.gpusPerNode : spec.ranks;
+    if (free && oneDump && perNode > 0 && nranks % perNode == 0)
+      s = *resolveNcclTopology(cmd.topo, nranks / perNode);
+    else if (free && !oneDump && spec.kind == TopologyKind::Cluster && nranks % perNode == 0)
+      s = resized(spec, 0, nranks / perNode);
+    t = std::make_unique<Topology>(s);
+    return *t;
+  };
+  CompareOptions opt{.model = cmd.model, .algorithms = {}, .sliceBytes = c.sliceBytes(), .protocol = cmd.protocol};
+  if (cmd.algo != "auto")
+    for (const auto& a : splitList(cmd.algo)) opt.algorithms.push_back(parseSimAlgorithm(a));
+  std::optional<Collective> chosen;
+  if (!cmd.collective.empty()) chosen = plan::parseCollective(cmd.collective);
+  std::vector<NcclTestsLog> logs;
+  for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen));
+  std::vector<CompareRow> all;
+  int skipped = 0;
+  for (const auto& log : logs) {
+    skipped += log.skippedRows;
+    for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
+    for (const auto& run : log.runs) {
+      const Topology& topo = topoFor(run.nranks);
+      const auto rows = compareRun(topo, run, opt);
+      std::cout << fmt::format("# cclab-sim compare: {} run {} ({}{}, {} ranks, {} rows) against PREDICTED ({}) on {}\n", run.source,
+                               run.index, run.binary.empty() ? std::string(plan::name(run.collective)) : run.binary,
+                               run.graph ? ", -G graph" : "", run.nranks, run.rows.size(), name(cmd.model), topo.spec().name);
+      std::cout << fmt::format("# {:>11} {:>5} {:>12} {:>12} {:>8} {:>9} {:>6}  {:<9} {:>10} {:>10} {:>10}\n", "size", "place", "measured us",
+                               "predicted us", "error", "algo", "proto", "dominant", "latency", "bandwidth", "reduction");
+      for (const auto& r : rows)
+        std::cout << fmt::format("  {:>11} {:>5} {:>12.2f} {:>12.2f} {:>7.1f}% {:>9} {:>6}  {:<9} {:>10.2f} {:>10.2f} {:>10.2f}\n", r.size,
+                                 r.inPlace ? "ip" : "oop", r.measured, r.predicted, 100 * r.error, r.algorithm, name(r.protocol),
+                                 r.dominant, r.latency, r.bandwidth, r.reduction);
+      all.insert(all.end(), rows.begin(), rows.end());
+    }
+  }
+  const auto summary = summarizeByCollective(all);
+  for (const auto& s : summary)
+    std::cout << fmt::format("# {}: {} rows, geometric-mean error factor x{:.3f} (exp of the mean |log(predicted/measured)|), "
+                             "predicted/measured x{:.3f} (geometric mean)\n",
+                             plan::name(s.collective), s.rows, 1 + s.geomeanAbsError, s.geomeanRatio);
+  if (skipped > 0) std::cout << fmt::format("# {} line(s) that looked like table rows were skipped (warnings on stderr)\n", skipped);
+  if (!cmd.json.empty()) {
+    nlohmann::json rows = nlohmann::json::array(), sums = nlohmann::json::array();
+    for (const auto& r : all)
+      rows.push_back({{"file", r.source}, {"run", r.run}, {"collective", plan::name(r.collective)}, {"nranks", r.nranks}, {"size", r.size},
+                      {"type", r.type}, {"in_place", r.inPlace}, {"measured_us", r.measured}, {"predicted_us", r.predicted},
+                      {"rel_error", r.error}, {"algo", r.algorithm}, {"protocol", name(r.protocol)}, {"dominant", r.dominant},
+                      {"latency_us", r.latency}, {"bandwidth_us", r.bandwidth}, {"reduction_us", r.reduction}});
+    for (const auto& s : summary)
+      sums.push_back({{"collective", plan::name(s.collective)}, {"rows", s.rows}, {"geomean_abs_error", s.geomeanAbsError},
+                      {"geomean_ratio", s.geomeanRatio}});
+    writeJson(cmd.json, {{"command", "compare"}, {"topology", spec.name}, {"nranks", spec.ranks}, {"model", name(cmd.model)},
+                         {"files", cmd.logs}, {"skipped_rows", skipped}, {"rows", rows}, {"summary", sums}});
   }
   return 0;
 }
@@ -485,8 +611,14 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
   return 0;
 }
 
-int runTopo(const std::string& name, const std::string& out, bool describe) {
-  const TopologySpec spec = resolveTopology(name);
+int runTopo(const std::string& name, const std::string& out, bool describe, const std::string& fromNccl, int nodes) {
+  if (name.empty() == fromNccl.empty()) throw InvalidArgument("topo: give a preset or file, or --from-nccl FILE.xml[,FILE.xml...]");
+  const TopologySpec spec = fromNccl.empty() ? resolveTopology(name) : *resolveNcclTopology(fromNccl, nodes);
+  if (!fromNccl.empty() && !isNcclTopologyArg(fromNccl)) throw InvalidArgument("--from-nccl '" + fromNccl + "' names no .xml file");
+  if (describe && !fromNccl.empty()) {
+    std::stringstream in(fromNccl);
+    for (std::string part; std::getline(in, part, ',');) std::cout << "# " << part << ":\n" << sim::describe(summarize(loadNcclSystem(part)));
+  }
   if (describe) {
     const Topology topo(spec);
     std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, sim::name(spec.kind), topo.nranks(), topo.resources().size());
@@ -561,7 +693,10 @@ int main(int argc, char** argv) {
 
   CalibrateCmd cal;
   auto* calApp = app.add_subcommand("calibrate", "fit latency, bandwidth and reduction speed to a measured *_perf -J file");
-  calApp->add_option("--measured,-m", cal.measured, "measured JSON to fit (repeatable)")->required();
+  calApp->add_option("--measured,-m", cal.measured, "measured *_perf -J file or nccl-tests log to fit (repeatable)")->required();
+  calApp->add_option("--nodes", cal.nodes, "with --topo FILE.xml: this many copies of the dump's node")->check(CLI::Range(1, kMaxTopologyRanks));
+  calApp->add_flag("--no-cv", cal.noCv, "skip the leave-one-size-out cross-validation (one more fit per size)");
+  calApp->add_option("--collective", cal.collective, "the collective of a nccl-tests log that does not name its *_perf binary");
   calApp->add_option("--check", cal.check, "measured JSON held out of the fit, only checked (repeatable)");
   calApp->add_option("--holdout-sizes", cal.holdout, "sizes of the --measured files held out of the fit (K/M/G, comma separated)");
   calApp->add_option("--min-size", cal.minSize, "ignore measured sizes below this")->capture_default_str();
@@ -571,10 +706,31 @@ int main(int argc, char** argv) {
   calApp->add_option("-o,--output", cal.out, "write the calibrated topology here");
   calApp->add_option("-J,--json", cal.json, "write the fit and its errors as JSON");
 
+  CompareCmd cmp;
+  auto* cmpApp = app.add_subcommand("compare", "measured nccl-tests logs or *_perf -J files against the prediction, row by row");
+  cmpApp->add_option("logs", cmp.logs, "nccl-tests output (text) or -J files")->required();
+  cmpApp->add_option("--topo,-t", cmp.topo, "preset, topology file, or NCCL topology dump(s) (.xml)")->capture_default_str();
+  cmpApp->add_option("--nodes", cmp.nodes, "nodes (cluster, or copies of a dump's node)")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("-g,--nranks", cmp.nranks, "ranks (default: the topology's)")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("--gpus", cmp.gpus, "cluster: GPUs per node")->check(CLI::Range(1, kMaxTopologyRanks));
+  cmpApp->add_option("--algo,-a", cmp.algo, "algorithm(s) to predict with (the fastest is taken); auto: ring, tree, and nvls where the topology has it")
+      ->capture_default_str();
+  cmpApp->add_option("--collective", cmp.collective, "the collective of a log that does not name its *_perf binary");
+  cmpApp->add_option_function<std::string>("--model", [&](const std::string& m) { cmp.model = parseModel(m); },
+                                           "analytic (default) or replay");
+  cmpApp->add_option_function<std::string>("--protocol", [&](const std::string& p) { cmp.protocol = parseProtocolChoice(p); },
+                                           "ll, ll128, simple or auto (default)");
+  cmpApp->add_option("--slice", cmp.slice, "slice size (bytes, auto, whole)")->capture_default_str();
+  cmpApp->add_option("-J,--json", cmp.json, "write the rows and the summary as JSON");
+
   std::string topoName, topoOut;
   bool describe = false;
   auto* topoApp = app.add_subcommand("topo", "print a preset or file as a topology file (JSON), or its links");
-  topoApp->add_option("name", topoName, "preset or file")->required();
+  std::string topoFromNccl;
+  int topoNodes = 0;
+  topoApp->add_option("name", topoName, "preset or file");
+  topoApp->add_option("--from-nccl", topoFromNccl, "NCCL topology dump(s) (NCCL_TOPO_DUMP_FILE), comma separated: one per node");
+  topoApp->add_option("--nodes", topoNodes, "with --from-nccl and one file: this many copies of its node")->check(CLI::Range(1, kMaxTopologyRanks));
   topoApp->add_option("-o,--output", topoOut, "write to this file");
   topoApp->add_flag("--describe", describe, "list the expanded links and their parameters");
 
@@ -596,6 +752,19 @@ int main(int argc, char** argv) {
   benchApp->add_option("--max-op-slices", benchMaxOpSlices, "refuse a replay of more op-slices")
       ->capture_default_str()->check(CLI::Range(std::int64_t{1}, kMaxReplayOpSlicesRaised));
 
+  PlanCommand planCmd;
+  auto* planApp = app.add_subcommand("plan", "print a plan, or export it as an MSCCL XML or MSCCL++ JSON algorithm file");
+  planApp->add_option("--collective,-c", planCmd.collective, "allreduce, reducescatter, allgather, broadcast, reduce")->capture_default_str();
+  planApp->add_option("--algo,-a", planCmd.algo, "a plan algorithm or file:PATH (an MSCCL XML or MSCCL++ JSON file)")->capture_default_str();
+  planApp->add_option("-g,--nranks", planCmd.nranks, "ranks")->capture_default_str()->check(CLI::Range(1, kMaxReplayRanks));
+  planApp->add_option("--count", planCmd.count, "elements per rank (NCCL's count)")->capture_default_str()->check(CLI::Range(std::int64_t{0}, std::int64_t{1} << 40));
+  planApp->add_option("--root", planCmd.root, "root (broadcast, reduce)")->capture_default_str();
+  planApp->add_option("--channels", planCmd.channels, "plan channels")->capture_default_str()->check(CLI::Range(1, plan::kMaxChannels));
+  planApp->add_option("--ranks-per-node", planCmd.ranksPerNode, "ranks per node (hier, tree, ring orders)")->capture_default_str()->check(CLI::Range(0, kMaxReplayRanks));
+  planApp->add_option("--export", planCmd.exportFormat, "msccl-xml or mscclpp-json (default: print the plan's ops)");
+  planApp->add_option("--name", planCmd.name, "the algorithm's name in the exported file");
+  planApp->add_option("-o,--output", planCmd.output, "write to this file (default: stdout)");
+
   // The one catch: CLI11's help exits 0 and its parse errors 2; everything else by exitCodeFor.
   try {
     app.parse(argc, argv);
@@ -604,7 +773,9 @@ int main(int argc, char** argv) {
     if (scaleApp->parsed()) return runScale(scale);
     if (stragApp->parsed()) return runStraggler(strag);
     if (calApp->parsed()) return runCalibrate(cal);
-    if (topoApp->parsed()) return runTopo(topoName, topoOut, describe);
+    if (cmpApp->parsed()) return runCompare(cmp);
+    if (topoApp->parsed()) return runTopo(topoName, topoOut, describe, topoFromNccl, topoNodes);
+    if (planApp->parsed()) return runPlanCommand(planCmd);
     if (benchApp->parsed()) return runBench(benchRanks, benchSize, benchSlice, benchAlgo, benchShape, benchMaxOpSlices, benchProtocol);
     return 2;
   } catch (const std::exception& e) {

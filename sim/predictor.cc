@@ -21,7 +21,10 @@ std::int64_t sliceElemsOf(std::int64_t sliceBytes, std::int64_t elemSize) {
   return sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / elemSize) : sliceBytes;
 }
 
-Model Predictor::modelFor(SimAlgorithm a) const { return infoOf(a).analyticOnly ? Model::Analytic : model; }
+Model Predictor::modelFor(SimAlgorithm a) const {
+  const SimAlgorithmInfo& i = infoOf(a);
+  return i.analyticOnly ? Model::Analytic : i.replayOnly ? Model::Replay : model;
+}
 
 plan::PlanShape Predictor::shape() const {
   // A cluster's NICs per node (GPU g of a node uses NIC floor(g·K/G), as the topology wires them), so

@@ -6,6 +6,7 @@
 
 #include "collectives/conventions/output_file.h"
 #include "sim/json_file.h"
+#include "sim/nccl_topology.h"
 #include "sim/presets.h"
 
 namespace cclab::sim {
@@ -214,6 +215,7 @@ void saveTopologyFile(const TopologySpec& spec, const std::string& path) {
 
 TopologySpec resolveTopology(const std::string& presetOrPath) {
   if (auto p = findPreset(presetOrPath)) return *p;
+  if (auto x = resolveNcclTopology(presetOrPath, 0)) return *x;  // NCCL topology dump(s), one node each
   std::error_code ec;
   if (std::filesystem::exists(presetOrPath, ec)) return loadTopologyFile(presetOrPath);
   std::string names;

@@ -7,8 +7,10 @@
 #include "bench/report/common_flags.h"
 #include "bench/report/usage_error.h"
 #include "bench/report/value_parse.h"
+#include "collectives/call/checks.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
+#include "collectives/plan/algorithm_file.h"
 
 namespace cclab::bench {
 namespace {
@@ -134,6 +136,9 @@ void validate(const HarnessOptions& o, plan::Collective c) {
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is not available for " +
                      std::string(plan::name(c)));
+  if (!processes && plan::isFileAlgorithm(o.comm.algorithm) && plan::algorithmFileOf(o.comm.algorithm).unit.nranks != n)
+    throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is written for " +
+                     std::to_string(plan::algorithmFileOf(o.comm.algorithm).unit.nranks) + " ranks, not -g " + std::to_string(n));
   const int g = o.comm.ranksPerNode.value_or(0);
   if (!processes && o.comm.algorithm == plan::Algorithm::Hierarchical && g > 0 && n % g != 0)
     throw UsageError("--algo hier needs --ranks-per-node (" + std::to_string(g) + ") to divide -g " + std::to_string(n));

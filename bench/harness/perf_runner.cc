@@ -28,7 +28,7 @@ void PerfRunner::run(const TablePrinter& table, ResultLog& log) {
   const RunBuffers largest = largestBuffers(collective_, options_.sweep.maxBytes, options_.data.types, comm_.nranks());
   const std::size_t stagingBytes = options_.iteration.check ? std::max(largest.sendBytes, largest.recvBytes) : 0;
   memory_ = std::make_unique<RunMemory>(RunMemory{
-      RankMemory(comm_, std::max<std::size_t>(largest.sendBytes, 1), std::max<std::size_t>(largest.recvBytes, 1)),
+      RankAllocations(comm_, std::max<std::size_t>(largest.sendBytes, 1), std::max<std::size_t>(largest.recvBytes, 1)),
       HostStaging(stagingBytes)});
 
   const std::vector<std::int64_t> sizes = sizesOf(options_.sweep);

@@ -16,7 +16,7 @@
 
 #include "bench/harness/arrival_report.h"
 #include "bench/harness/harness_options.h"
-#include "bench/harness/rank_memory.h"
+#include "bench/harness/rank_allocations.h"
 #include "bench/harness/reference_check.h"
 #include "bench/report/report_types.h"
 
@@ -46,7 +46,7 @@ class PerfRunner {
 
   // The run's memory, sized for the largest size: every rank's buffers and host staging.
   struct RunMemory {
-    RankMemory ranks;
+    RankAllocations ranks;
     HostStaging staging;
   };
 

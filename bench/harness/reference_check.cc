@@ -14,7 +14,7 @@ HostStaging::HostStaging(std::size_t bytes) : data(bytes), expected(bytes), pois
 ReferenceCheck::ReferenceCheck(const CollectiveArgs& args, const CollectiveShape& shape, int nranks, std::uint64_t seed)
     : args_(args), shape_(shape), spec_{args.type, args.op, nranks, seed}, elemSize_(sizeOf(args.type)) {}
 
-void ReferenceCheck::writeInputs(Communicator& comm, const RankMemory& mem, bool inPlace, HostStaging& staging) const {
+void ReferenceCheck::writeInputs(Communicator& comm, const RankAllocations& mem, bool inPlace, HostStaging& staging) const {
   const auto inBytes = static_cast<std::size_t>(shape_.inputCount) * elemSize_;
   const auto outBytes = static_cast<std::size_t>(shape_.outputCount) * elemSize_;
   for (int r : comm.localRanks()) {
@@ -39,7 +39,7 @@ void ReferenceCheck::fillExpected(int rank, std::byte* dst) const {
   }
 }
 
-std::int64_t ReferenceCheck::countWrongOutputs(Communicator& comm, const RankMemory& mem, bool inPlace,
+std::int64_t ReferenceCheck::countWrongOutputs(Communicator& comm, const RankAllocations& mem, bool inPlace,
                                                HostStaging& staging) const {
   const auto outCount = static_cast<std::size_t>(shape_.outputCount);
   // Only reduce-scatter's reference differs between ranks; the others are computed once.

@@ -7,7 +7,7 @@
 #include <cstdint>
 #include <vector>
 
-#include "bench/harness/rank_memory.h"
+#include "bench/harness/rank_allocations.h"
 #include "collectives/core/test_data.h"
 
 namespace cclab::bench {
@@ -26,9 +26,9 @@ class ReferenceCheck {
   ReferenceCheck(const CollectiveArgs& args, const CollectiveShape& shape, int nranks, std::uint64_t seed);
 
   // Fills every rank's input for `inPlace`'s layout, and poisons the rest of its output buffer.
-  void writeInputs(Communicator& comm, const RankMemory& mem, bool inPlace, HostStaging& staging) const;
+  void writeInputs(Communicator& comm, const RankAllocations& mem, bool inPlace, HostStaging& staging) const;
   // Wrong elements over every rank that has an output (reduce: the root only).
-  [[nodiscard]] std::int64_t countWrongOutputs(Communicator& comm, const RankMemory& mem, bool inPlace,
+  [[nodiscard]] std::int64_t countWrongOutputs(Communicator& comm, const RankAllocations& mem, bool inPlace,
                                                HostStaging& staging) const;
 
  private:

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/call/planned_call.h"
 #include "collectives/cuda/buffer_alias.h"
 #include "collectives/cuda/cuda_check.h"
 #include "collectives/cuda/cuda_context.h"
@@ -20,10 +21,6 @@ namespace cclab::cuda {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-bool reducesInto(plan::Collective c, bool isRoot) {
-  return plan::reduces(c) && (!plan::isRooted(c) || isRoot);
-}
 
 class CudaCommunicator final : public Communicator {
  public:
@@ -126,38 +123,33 @@ class CudaCommunicator final : public Communicator {
     const int p = nranks();
     if (static_cast<int>(buffers.size()) != p)
       throw InvalidArgument("cuda: runGroup needs " + std::to_string(p) + " buffer pairs, got " + std::to_string(buffers.size()));
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, p, algo);
-    checkShape(options, p, algo);
-    checkSlicing(args, p, options.sliceBytes, 0);
-    const std::size_t elem = sizeOf(args.type);
-    const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
+    const PlannedCall call(*this, args, options, 0);
+    const std::size_t elem = call.elemSize();
+    const plan::BufferCounts& counts = call.counts();
 
-    PlanRequest req{args.collective, algo, p, args.count, args.root,
+    PlanRequest req{args.collective, call.algorithm(), p, args.count, args.root,
                     sliceElemsFor(options.sliceBytes, elem, context_.map().devicesUsed()), {}};
     // Channels: 1 unless asked (not yet measured on a GPU: scripts/gpu_check sweeps them); each
     // channel of a rank is a program of its own (lowering.h), on its own stream or blocks.
-    req.shape = {options.channels > 0 ? options.channels : 1, options.ranksPerNode};
+    req.shape = call.shape(options, 1, 0);
     req.aliases.reserve(static_cast<std::size_t>(p));
     for (int r = 0; r < p; ++r) {
       const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
-      const bool needOutput = args.collective != plan::Collective::Reduce || r == args.root;
-      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
-        throw InvalidArgument("cuda: rank " + std::to_string(r) + " passed a null buffer");
+      call.checkBuffers("cuda", r, b);
       req.aliases.push_back(detectAlias(args.collective, r, args.count, elem, b.send, b.recv, counts.input, counts.output));
     }
 
-    PreparedCall call;
-    call.planKey = req.key();
-    call.lowered = plans_.get(req);
-    call.type = args.type;
-    call.op = args.op;
-    call.timeoutNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.timeout).count());
+    PreparedCall prepared;
+    prepared.planKey = req.key();
+    prepared.lowered = plans_.get(req);
+    prepared.type = args.type;
+    prepared.op = args.op;
+    prepared.timeoutNs = static_cast<std::uint64_t>(std::chrono::nanoseconds(options.timeout).count());
     if (options.straggler.rank >= 0 && options.straggler.rank < p && options.straggler.startDelay.count() > 0) {
-      call.stragglerRank = options.straggler.rank;
-      call.stragglerDelayNs = static_cast<std::uint64_t>(options.straggler.startDelay.count());
+      prepared.stragglerRank = options.straggler.rank;
+      prepared.stragglerDelayNs = static_cast<std::uint64_t>(options.straggler.startDelay.count());
     }
-    const LoweredPlan& lp = *call.lowered;
+    const LoweredPlan& lp = *prepared.lowered;
     for (int r = 0; r < p; ++r) {  // memory and events first: nothing may allocate during a capture
       RankState& rs = context_.rank(r);
       const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
@@ -173,14 +165,13 @@ class CudaCommunicator final : public Communicator {
         if ((lp.usedBuffers[static_cast<std::size_t>(r)] >> buf & 1U) && !ptrs.base[buf])
           throw InvalidArgument("cuda: rank " + std::to_string(r) + " passed a null " +
                                 std::string(plan::name(static_cast<plan::Buf>(buf))) + " buffer that the plan uses");
-      call.pointers.push_back(ptrs);
-      const bool avg = args.op == ReduceOp::Avg && reducesInto(args.collective, r == args.root);
-      call.avg.push_back(avg ? AvgFinish{b.recv, counts.output} : AvgFinish{});
+      prepared.pointers.push_back(ptrs);
+      prepared.avg.push_back(call.averages(r) ? AvgFinish{b.recv, counts.output} : AvgFinish{});
     }
-    ordering_->run(call);
+    ordering_->run(prepared);
     for (std::int64_t& c : callsSinceSync_) ++c;
     lastTimeout_ = options.timeout;
-    lastStragglerDelay_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::nanoseconds(call.stragglerDelayNs));
+    lastStragglerDelay_ = std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::nanoseconds(prepared.stragglerDelayNs));
   }
 
   CudaContext context_;

@@ -11,7 +11,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 
 namespace cclab::cuda {
 

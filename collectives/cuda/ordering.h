@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
 #include "collectives/cuda/cuda_context.h"
 #include "collectives/cuda/lowering.h"

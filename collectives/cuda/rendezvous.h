@@ -17,7 +17,8 @@
 #include <span>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/call/vocabulary.h"
+#include "collectives/core/errors.h"
 
 namespace cclab::cuda {
 

@@ -21,7 +21,7 @@
 #include <memory>
 #include <mutex>
 
-#include "collectives/communicator.h"
+#include "collectives/call/vocabulary.h"
 #include "collectives/host/wait.h"
 
 namespace cclab::host {

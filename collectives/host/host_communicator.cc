@@ -3,13 +3,12 @@
 
 #include <algorithm>
 #include <cstring>
-#include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
-#include <tuple>
 #include <vector>
 
-#include "collectives/core/knobs.h"
+#include "collectives/call/planned_call.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_path.h"
 #include "collectives/host/worker_pool.h"
@@ -17,22 +16,16 @@
 namespace cclab::host {
 namespace {
 
-// CCLAB_LL_SHARES=0 turns the shares off (a thread per rank for every call, to compare); unset or 1: on.
-bool llSharesEnabled() { return knobs::flag(knobs::Id::LlShares).value_or(true); }
-// CCLAB_LL_GATHER=0 turns gathered one-shot calls off (every rank folds and reports done, to compare);
-// unset or 1: on.
-bool llGatherEnabled() { return knobs::flag(knobs::Id::LlGather).value_or(true); }
-
 class HostCommunicator final : public Communicator {
  public:
-  explicit HostCommunicator(int nranks)
-      : executor_(nranks), ll_(nranks, executor_.spin()), scratch_(static_cast<std::size_t>(nranks)),
+  HostCommunicator(int nranks, const HostConfig& config)
+      : executor_(nranks), ll_(nranks, executor_.spin(), config.llMaxBytes), scratch_(static_cast<std::size_t>(nranks)),
         lowered_(std::make_unique<Lowered[]>(static_cast<std::size_t>(nranks))),
         pool_(nranks,
               [this](int r) {
                 const auto i = static_cast<std::size_t>(r);
                 if (!job_.llPlan) {
-                  runChecked(r, job_.args, job_.algo, job_.buffers[i], job_.options);
+                  runChecked(r, *job_.call, job_.buffers[i], job_.options);
                   return;
                 }
                 // Each rank lowers a new job itself (in parallel) and keeps it while the job stays.
@@ -71,7 +64,7 @@ class HostCommunicator final : public Communicator {
     // More ranks than cores: small group calls run as one thread per core, each a share of the ranks
     // (ll_multi_run.cc), rather than a thread per rank that every call must schedule in and out.
     const int cores = static_cast<int>(std::max(1U, std::thread::hardware_concurrency()));
-    if (nranks > cores && llSharesEnabled()) {
+    if (nranks > cores && config.llShares) {
       shares_.resize(static_cast<std::size_t>(cores));
       for (int r = 0; r < nranks; ++r) shares_[static_cast<std::size_t>(r % cores)].push_back(r);
       sharePool_ = std::make_unique<WorkerPool>(
@@ -81,6 +74,8 @@ class HostCommunicator final : public Communicator {
           },
           shareSpin_);
     }
+    gather_ = config.llGather;
+    ll_.bindRanks(config.bindRanks);
   }
 
   Backend backend() const override { return Backend::Host; }
@@ -141,10 +136,10 @@ class HostCommunicator final : public Communicator {
   // objects in place between calls is seen), checked once, and on the LL path lowered for every rank.
   struct Job {
     bool valid = false;  // checked and lowered (false after prepare() threw)
+    std::optional<PlannedCall> call;  // the call's arguments, resolved and checked
     CollectiveArgs args;
     CollectiveOptions options;
     std::vector<RankBuffers> buffers;
-    plan::Algorithm algo = plan::Algorithm::Auto;  // resolved
     const plan::Plan* llPlan = nullptr;            // the call's LL plan; null: the slot path
     bool shares = false;                           // run on sharePool_ (llPlan set)
     bool gather = false;                           // a gathered one-shot (LlExecutor::gathers; not shares)
@@ -156,8 +151,6 @@ class HostCommunicator final : public Communicator {
     std::uint64_t job = 0;  // 0: none
     LlRankCall call;
   };
-  using PlanKey = std::tuple<plan::Collective, plan::Algorithm, std::int64_t, int, int, int>;  // + channels, ranksPerNode
-
   // Whether this group call is the one job_ holds. Field by field: the static_asserts catch a field
   // added to these structs and not compared here.
   static_assert(sizeof(CollectiveArgs) == 24 && sizeof(CollectiveOptions) == 64 && sizeof(Straggler) == 32,
@@ -180,25 +173,15 @@ class HostCommunicator final : public Communicator {
   // Checks a group call once for every rank and makes it job_ (lowered for LL when it is for LL).
   void prepare(const CollectiveArgs& args, std::span<const RankBuffers> buffers, const CollectiveOptions& options) {
     job_.valid = false;
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, nranks(), algo);
-    checkShape(options, nranks(), algo);
-    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
+    const PlannedCall call(*this, args, options, kDefaultSliceBytes);
     // Every rank's buffers before any rank starts: a rank refusing its null buffer after the others
     // started would leave them waiting for it until the timeout.
-    const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
-    for (int r = 0; r < nranks(); ++r) {
-      const RankBuffers& b = buffers[static_cast<std::size_t>(r)];
-      const bool needOutput = args.collective != plan::Collective::Reduce || r == args.root;
-      if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
-        throw InvalidArgument("host: rank " + std::to_string(r) + " passed a null buffer");
-    }
+    for (int r = 0; r < nranks(); ++r) call.checkBuffers("host", r, buffers[static_cast<std::size_t>(r)]);
+    job_.call.emplace(call);
     job_.args = args;
     job_.options = options;
     job_.buffers.assign(buffers.begin(), buffers.end());
-    job_.algo = algo;
-    const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
-    job_.llPlan = ll_.planFor(0, args, algo, shape);  // the plan is the same for every rank
+    job_.llPlan = ll_.planFor(0, args, call.algorithm(), call.shape(options, kDefaultChannels, 0));  // the plan is the same for every rank
     job_.shares = job_.llPlan && sharePool_ && options.straggler.startDelay.count() == 0;
     job_.gather = job_.llPlan && !job_.shares && gather_ && LlExecutor::gathers(*job_.llPlan);
     job_.outputs.clear();
@@ -212,57 +195,30 @@ class HostCommunicator final : public Communicator {
     if (rank < 0 || rank >= nranks()) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
   }
 
-  std::shared_ptr<const plan::Plan> planFor(const CollectiveArgs& a, plan::Algorithm algo, plan::PlanShape shape) {
-    const PlanKey key{a.collective, algo, a.count, a.root, shape.channels, shape.ranksPerNode};
+  std::shared_ptr<const plan::Plan> planFor(const PlannedCall& call, plan::PlanShape shape) {
     std::lock_guard lock(plansMutex_);
-    auto it = plans_.find(key);
-    if (it != plans_.end()) return it->second;
-    constexpr std::size_t kMaxCachedPlans = 256;
-    if (plans_.size() >= kMaxCachedPlans) plans_.clear();
-    auto p = std::make_shared<const plan::Plan>(plan::makePlan(a.collective, algo, nranks(), a.count, a.root, shape));
-    plans_.emplace(key, p);
-    return p;
+    return plans_.get(planKey(call.args(), call.algorithm(), shape),
+                      [&] { return std::make_shared<const plan::Plan>(call.makePlan(shape)); });
   }
 
   void runRank(int rank, const CollectiveArgs& args, RankBuffers buffers, const CollectiveOptions& options) {
     checkRank(rank);
-    const plan::Algorithm algo = resolve(args, options.algorithm);
-    checkArgs(args, nranks(), algo);
-    checkShape(options, nranks(), algo);
-    checkSlicing(args, nranks(), options.sliceBytes, kDefaultSliceBytes);
-    runChecked(rank, args, algo, buffers, options);
+    runChecked(rank, PlannedCall(*this, args, options, kDefaultSliceBytes), buffers, options);
   }
 
-  // runRank after its checks (a group call makes them once for all ranks); algo is resolved.
-  void runChecked(int rank, const CollectiveArgs& args, plan::Algorithm algo, RankBuffers buffers,
-                  const CollectiveOptions& options) {
-    const plan::PlanShape shape{options.channels > 0 ? options.channels : kDefaultChannels, options.ranksPerNode};
-    if (ll_.run(rank, args, algo, shape, buffers, options)) return;  // small calls: flagged lines (ll_path.h)
-    const auto plan = planFor(args, algo, shape);
-    const std::size_t elem = sizeOf(args.type);
+  // runRank after its checks (a group call makes them once for all ranks).
+  void runChecked(int rank, const PlannedCall& call, RankBuffers buffers, const CollectiveOptions& options) {
+    const plan::PlanShape shape = call.shape(options, kDefaultChannels, 0);
+    if (ll_.run(rank, call.args(), call.algorithm(), shape, buffers, options)) return;  // small calls: flagged lines (ll_path.h)
+    const auto plan = planFor(call, shape);
     auto& scratch = scratch_[static_cast<std::size_t>(rank)];  // only this rank's thread touches it
-    const auto scratchBytes = static_cast<std::size_t>(plan->scratchCount) * elem;
+    const auto scratchBytes = static_cast<std::size_t>(plan->scratchCount) * call.elemSize();
     if (scratch.size() < scratchBytes) scratch.resize(scratchBytes);
-
-    const plan::BufferCounts counts = plan::bufferCounts(args.collective, nranks(), args.count);
-    const bool isRoot = rank == args.root;
-    const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
-    if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
-      throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
-
-    RunOptions ro;
-    ro.elemSize = elem;
-    ro.reduce = hostReduceFn(args.type, args.op);
-    const std::size_t slice = options.sliceBytes ? options.sliceBytes : kDefaultSliceBytes;
-    ro.sliceElems = static_cast<std::int64_t>(std::max<std::size_t>(1, slice / elem));
-    ro.timeout = options.timeout;
-    if (options.straggler.rank == rank) ro.startDelay = options.straggler.startDelay;
+    call.checkBuffers("host", rank, buffers);
     const RankMemory mem{static_cast<const std::byte*>(buffers.send), static_cast<std::byte*>(buffers.recv),
                          scratch.data()};
-    executor_.run(rank, *plan, mem, ro);
-    const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
-    if (args.op == ReduceOp::Avg && reduces)
-      finishAvg(buffers.recv, static_cast<std::size_t>(counts.output), args.type, nranks());
+    executor_.run(rank, *plan, mem, call.runOptions(options, rank));
+    call.finishAvgOnHost(rank, buffers.recv);
   }
 
   HostExecutor executor_;
@@ -270,7 +226,7 @@ class HostCommunicator final : public Communicator {
   std::vector<std::vector<std::byte>> scratch_;
   std::unique_ptr<Lowered[]> lowered_;  // [rank]: touched by that rank's worker only
   std::mutex plansMutex_;
-  std::map<PlanKey, std::shared_ptr<const plan::Plan>> plans_;
+  PlanCache<std::shared_ptr<const plan::Plan>> plans_;  // shared by the ranks' threads (plansMutex_)
   Job job_;  // written by runGroup's caller between calls only; read by the workers during one
   Watchdog watchdog_{std::chrono::nanoseconds(0), [this] { return executor_.progress() + ll_.executor().progress(); },
                      [this](const std::vector<int>& running) {
@@ -288,7 +244,7 @@ class HostCommunicator final : public Communicator {
   std::chrono::nanoseconds shareSpin_ = spinFromEnvironment(kSpinWhenCoresSuffice);
   std::vector<std::vector<int>> shares_;
   std::unique_ptr<WorkerPool> sharePool_;
-  bool gather_ = llGatherEnabled();
+  bool gather_ = true;
 };
 
 }  // namespace
@@ -299,9 +255,9 @@ Buffer allocateHostBuffer(std::size_t bytes, std::size_t align, const char* who)
   return Buffer(p, bytes, [](void* q) { std::free(q); });
 }
 
-std::unique_ptr<Communicator> makeHostCommunicator(int nranks) {
+std::unique_ptr<Communicator> makeHostCommunicator(int nranks, const HostConfig& config) {
   if (nranks < 1) throw InvalidArgument("host: nranks must be >= 1, got " + std::to_string(nranks));
-  return std::make_unique<HostCommunicator>(nranks);
+  return std::make_unique<HostCommunicator>(nranks, config);
 }
 
 }  // namespace cclab::host

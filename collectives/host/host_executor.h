@@ -37,6 +37,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
 #include "collectives/host/abort_state.h"
 #include "collectives/host/arrival_log.h"
@@ -50,13 +51,7 @@ namespace cclab::host {
 // with more ranks than cores waits do not spin.
 inline constexpr std::chrono::microseconds kSpinWhenCoresSuffice{50};
 
-struct RunOptions {
-  std::size_t elemSize = 4;
-  ReduceFn reduce = nullptr;      // dst = local (op) received
-  std::int64_t sliceElems = 0;    // 0: whole ops
-  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
-  std::chrono::nanoseconds startDelay{0};  // straggler: this rank arrives late
-};
+using RunOptions = cclab::RunOptions;  // the executors' one options struct (collectives/call/vocabulary.h)
 
 class HostExecutor {
  public:

@@ -12,10 +12,6 @@
 #include "collectives/core/knobs.h"
 
 namespace cclab::host {
-namespace {
-constexpr std::size_t kMaxCachedPlans = 256;  // per rank, as the slot path's cache
-}  // namespace
-
 static_assert(knobs::knob(knobs::Id::LlMaxBytes).max == static_cast<std::int64_t>(kLlMaxBytesLimit),
               "CCLAB_LL_MAX_BYTES's range is kLlMaxBytesLimit");
 
@@ -23,8 +19,6 @@ std::size_t llMaxBytesFromEnvironment(std::size_t fallback) {
   const std::optional<std::int64_t> bytes = knobs::integer(knobs::Id::LlMaxBytes);
   return bytes ? static_cast<std::size_t>(*bytes) : fallback;
 }
-
-bool bindRanksFromEnvironment() { return knobs::flag(knobs::Id::BindRanks).value_or(false); }
 
 namespace {
 void bindToCpu(int rank) {
@@ -41,20 +35,14 @@ LlPath::LlPath(int nranks, std::chrono::nanoseconds spin, std::size_t maxBytes, 
       caches_(std::make_unique<RankCache[]>(static_cast<std::size_t>(std::max(nranks, 1)))) {}
 
 const LlPath::Entry& LlPath::entryFor(RankCache& cache, const Key& key) {
-  if (cache.last && key == cache.lastKey) return *cache.last;
-  auto it = cache.plans.find(key);
-  if (it == cache.plans.end()) {
-    if (cache.plans.size() >= kMaxCachedPlans) cache.plans.clear();
+  return cache.plans.get(key, [&] {
     const auto& [collective, algo, count, root, elem, channels, ranksPerNode] = key;
     auto p = std::make_shared<const plan::Plan>(
         plan::makePlan(collective, algo, executor_.nranks(), count, root, plan::PlanShape{channels, ranksPerNode}));
     Entry e;
     if (executor_.fits(*p, elem)) e.plan = std::move(p);
-    it = cache.plans.emplace(key, std::move(e)).first;
-  }
-  cache.lastKey = key;
-  cache.last = &it->second;
-  return it->second;
+    return e;
+  });
 }
 
 const plan::Plan* LlPath::planFor(int rank, const CollectiveArgs& args, plan::Algorithm algo, plan::PlanShape shape) {
@@ -76,9 +64,7 @@ void LlPath::runShare(std::span<const int> ranks, const CollectiveArgs& args, co
   lead.share.clear();
   for (int rank : ranks) {
     const RankBuffers& b = buffers[static_cast<std::size_t>(rank)];
-    const bool needOutput = args.collective != plan::Collective::Reduce || rank == args.root;
-    if ((counts.input > 0 && !b.send) || (needOutput && counts.output > 0 && !b.recv))
-      throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
+    checkRankBuffers("host", args, counts, rank, b);
     auto& scratch = caches_[static_cast<std::size_t>(rank)].scratch;
     if (scratch.size() < scratchBytes) scratch.resize(scratchBytes);
     lead.share.push_back({static_cast<const std::byte*>(b.send), static_cast<std::byte*>(b.recv), scratch.data()});
@@ -88,9 +74,8 @@ void LlPath::runShare(std::span<const int> ranks, const CollectiveArgs& args, co
   ro.reduce = hostReduceFn(args.type, args.op);
   ro.timeout = options.timeout;
   executor_.runRanks(ranks, plan, lead.share, ro, spin);
-  if (args.op != ReduceOp::Avg || !plan::reduces(args.collective)) return;
   for (int rank : ranks)
-    if (!plan::isRooted(args.collective) || rank == args.root)
+    if (averagesOn(args, rank))
       finishAvg(buffers[static_cast<std::size_t>(rank)].recv, static_cast<std::size_t>(counts.output), args.type, p);
 }
 
@@ -100,10 +85,7 @@ LlRankCall LlPath::lower(int rank, const CollectiveArgs& args, const plan::Plan&
   const std::size_t elem = sizeOf(args.type);
   const int p = executor_.nranks();
   const plan::BufferCounts counts = plan::bufferCounts(args.collective, p, args.count);
-  const bool isRoot = rank == args.root;
-  const bool needOutput = args.collective != plan::Collective::Reduce || isRoot;
-  if ((counts.input > 0 && !buffers.send) || (needOutput && counts.output > 0 && !buffers.recv))
-    throw InvalidArgument("host: rank " + std::to_string(rank) + " passed a null buffer");
+  checkRankBuffers("host", args, counts, rank, buffers);
   const auto scratchBytes = static_cast<std::size_t>(plan.scratchCount) * elem;
   if (cache.scratch.size() < scratchBytes) cache.scratch.resize(scratchBytes);
 
@@ -113,8 +95,7 @@ LlRankCall LlPath::lower(int rank, const CollectiveArgs& args, const plan::Plan&
   call.options.reduce = hostReduceFn(args.type, args.op);
   call.options.timeout = options.timeout;
   if (options.straggler.rank == rank) call.options.startDelay = options.straggler.startDelay;
-  const bool reduces = plan::reduces(args.collective) && (!plan::isRooted(args.collective) || isRoot);
-  if (args.op == ReduceOp::Avg && reduces) {
+  if (averagesOn(args, rank)) {
     call.avgOutput = buffers.recv;
     call.avgCount = static_cast<std::size_t>(counts.output);
   }

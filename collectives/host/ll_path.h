@@ -9,13 +9,13 @@
 
 #include <chrono>
 #include <cstddef>
-#include <map>
 #include <memory>
 #include <span>
 #include <tuple>
 #include <vector>
 
-#include "collectives/communicator.h"
+#include "collectives/call/planned_call.h"
+#include "collectives/call/vocabulary.h"
 #include "collectives/host/ll_executor.h"
 
 namespace cclab::host {
@@ -33,10 +33,6 @@ inline constexpr std::size_t kLlDefaultMaxBytes = 1024;
 inline constexpr std::size_t kLlMaxBytesLimit = std::size_t{1} << 20;
 std::size_t llMaxBytesFromEnvironment(std::size_t fallback = kLlDefaultMaxBytes);
 
-// CCLAB_BIND_RANKS=1 pins each rank's thread to CPU rank mod cores at its first call (as mpirun
-// binds each process to a core by default at 2 ranks): for side-by-side measurements on a loaded
-// machine, where unbound rank threads may share one core. Unset or 0: no binding; else InvalidArgument.
-bool bindRanksFromEnvironment();
 
 // One rank's part of a call on LL, lowered (what run() works out per call from the arguments), so
 // that a loop of identical group calls hands the ranks a ready call: HostCommunicator lowers a group
@@ -86,6 +82,10 @@ class LlPath {
   void runGatherFold(const plan::Plan& plan, const LlRankCall& call, std::span<std::byte* const> outputs);
 
   [[nodiscard]] std::size_t maxBytes() const { return maxBytes_; }
+  // Pins each rank's thread to CPU rank mod cores at its first call (CCLAB_BIND_RANKS=1, as mpirun
+  // binds each process to a core by default at 2 ranks): for side-by-side measurements on a loaded
+  // machine, where unbound rank threads may share one core. Before the first call only.
+  void bindRanks(bool on) { bind_ = on; }
   LlExecutor& executor() { return executor_; }
   [[nodiscard]] const LlExecutor& executor() const { return executor_; }
 
@@ -96,9 +96,7 @@ class LlPath {
     std::shared_ptr<const plan::Plan> plan;  // null: the call does not fit
   };
   struct alignas(64) RankCache {
-    std::map<Key, Entry> plans;
-    Key lastKey{};
-    const Entry* last = nullptr;
+    PlanCache<Entry, Key> plans;
     std::vector<std::byte> scratch;
     std::vector<RankMemory> share;  // runShare's memories, when this rank leads a share
     bool bound = false;
@@ -108,7 +106,7 @@ class LlPath {
   RankCache& boundCache(int rank);
 
   std::size_t maxBytes_;
-  bool bind_ = bindRanksFromEnvironment();
+  bool bind_ = false;
   LlExecutor executor_;
   std::unique_ptr<RankCache[]> caches_;  // caches_[r]: touched by rank r's thread only
 };

@@ -17,6 +17,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
 #include "collectives/host/rank_memory.h"
 #include "collectives/mpi/mpi_world.h"
@@ -26,13 +27,7 @@ namespace cclab::mpi {
 
 using MpiMemory = host::RankMemory;  // a rank's input, output and scratch (collectives/host/rank_memory.h)
 
-struct MpiRunOptions {
-  std::size_t elemSize = 4;
-  ReduceFn reduce = nullptr;    // dst = local (op) received
-  std::int64_t sliceElems = 0;  // 0: whole ops (a slice must fit in an int of bytes: MPI's count)
-  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
-  std::chrono::nanoseconds spin = std::chrono::microseconds(50);
-};
+using MpiRunOptions = cclab::RunOptions;  // the executors' one options struct (collectives/call/vocabulary.h)
 
 class MpiExecutor {
  public:

@@ -4,6 +4,7 @@
 #include <thread>
 #include <vector>
 
+#include "collectives/call/checks.h"
 #include "collectives/cuda/cuda_check.h"
 #include "collectives/cuda/cuda_resources.h"
 #include "collectives/cuda/device_set.h"

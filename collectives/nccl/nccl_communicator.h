@@ -10,7 +10,7 @@
 #include <memory>
 #include <string>
 
-#include "collectives/communicator.h"
+#include "collectives/call/communicator_base.h"
 
 namespace cclab::nccl {
 

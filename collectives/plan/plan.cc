@@ -5,6 +5,7 @@
 #include <stdexcept>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/algorithm_file.h"
 #include "collectives/plan/channels.h"
 
 namespace cclab::plan {
@@ -37,6 +38,7 @@ Chunk chunkOf(std::int64_t total, int n, int i) {
 }
 
 bool hasGenerator(Collective c, Algorithm a) {
+  if (isFileAlgorithm(a)) return algorithmFileOf(a).unit.collective == c;
   switch (c) {
     case Collective::AllReduce:
       return a == Algorithm::Ring || a == Algorithm::Tree || a == Algorithm::FlatTree || a == Algorithm::DoubleBinaryTree ||
@@ -52,7 +54,7 @@ bool hasGenerator(Collective c, Algorithm a) {
 }
 
 Algorithm generatedAlgorithm(Collective c, Algorithm a) {
-  if (!isRooted(c) || !hasGenerator(c, a)) return a;
+  if (isFileAlgorithm(a) || !isRooted(c) || !hasGenerator(c, a)) return a;
   return (a == Algorithm::Ring || a == Algorithm::Chain) ? Algorithm::Chain : Algorithm::Tree;
 }
 
@@ -104,8 +106,27 @@ void checkPlanArguments(Collective c, Algorithm a, int nranks, std::int64_t coun
                           std::to_string(g) + ")");
 }
 
+namespace {
+
+// A file algorithm (algorithm_file.h): its unit plan at every part of the data, one part per channel.
+Plan makeFilePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
+  const AlgorithmFile& file = algorithmFileOf(a);
+  const std::string who(name(a));
+  if (nranks != file.unit.nranks)
+    throw InvalidArgument(who + " is written for " + std::to_string(file.unit.nranks) + " ranks, not " + std::to_string(nranks));
+  if (isRooted(c) && root != file.unit.root)
+    throw InvalidArgument(who + " is written for root " + std::to_string(file.unit.root) + ", not " + std::to_string(root));
+  Plan plan = splitIntoChannels(c, a, nranks, count, root, shape.channels,
+                                [&](int, std::int64_t part, int) { return instantiate(file, a, part); });
+  plan.ranksPerNode = file.unit.ranksPerNode > 0 ? file.unit.ranksPerNode : shape.ranksPerNode;
+  return plan;
+}
+
+}  // namespace
+
 Plan makePlan(Collective c, Algorithm a, int nranks, std::int64_t count, int root, PlanShape shape) {
   checkPlanArguments(c, a, nranks, count, root, shape);
+  if (isFileAlgorithm(a)) return makeFilePlan(c, a, nranks, count, root, shape);
   const int g = shape.ranksPerNode;
   // The double binary tree's two trees are two channels: channel c runs tree c mod 2.
   const bool dbtree = c == Collective::AllReduce && a == Algorithm::DoubleBinaryTree;
@@ -151,6 +172,7 @@ std::string_view name(Algorithm a) {
     case Algorithm::TwoShot: return "twoshot";
     case Algorithm::FlatTree: return "flat-tree";
   }
+  if (isFileAlgorithm(a)) return fileAlgorithmName(a);
   return "?";
 }
 
@@ -175,12 +197,13 @@ std::string_view name(Buf b) {
 }
 
 Algorithm parseAlgorithm(std::string_view s) {
+  if (s.starts_with("file:")) return loadAlgorithmFile(std::string(s.substr(5)));  // algorithm_file.h
   for (Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::FlatTree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling,
                       Algorithm::RecursiveDoubling, Algorithm::Chain, Algorithm::Hierarchical, Algorithm::OneShot,
                       Algorithm::TwoShot, Algorithm::Auto})
     if (s == name(a)) return a;
   throw InvalidArgument("unknown algorithm '" + std::string(s) +
-                        "' (ring, tree, flat-tree, dbtree, rhd, rd, chain, hier, oneshot, twoshot, auto)");
+                        "' (ring, tree, flat-tree, dbtree, rhd, rd, chain, hier, oneshot, twoshot, auto, file:PATH)");
 }
 
 Collective parseCollective(std::string_view s) {

@@ -16,7 +16,7 @@
 // the reader (runLl; llFits says which plans fit).
 //
 // The ranks agree on the job id and the sizes beforehand (the process backend through MPI,
-// collectives/mpi/proc_communicator.h; tests by fork).
+// collectives/proc/proc_communicator.h; tests by fork).
 #pragma once
 
 #include <atomic>
@@ -27,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
 #include "collectives/core/ll_ring.h"
 #include "collectives/plan/plan.h"
@@ -36,13 +37,7 @@
 
 namespace cclab::proc {
 
-struct ShmRunOptions {
-  std::size_t elemSize = 4;
-  ReduceFn reduce = nullptr;    // dst = local (op) received
-  std::int64_t sliceElems = 0;  // 0: whole ops
-  std::chrono::nanoseconds timeout = std::chrono::seconds(30);
-  std::chrono::nanoseconds spin = std::chrono::microseconds(50);
-};
+using ShmRunOptions = cclab::RunOptions;  // the executors' one options struct (collectives/call/vocabulary.h)
 
 // Peers on other nodes: a ShmExecutor that runs one node of a job moves the slices to and from them
 // through these links (the process backend's MPI links, collectives/mpi/mpi_links.h) and everything

@@ -1,4 +1,4 @@
-// The CUDA device of the multi-process CUDA backend (collectives/cuda/cuda_proc_device.h) in one
+// The CUDA device of the multi-process CUDA backend (collectives/gpu_proc/cuda_proc_device.h) in one
 // process: device memory and its IPC handle, copies both ways, reduce-copies from device memory and
 // from mapped pinned host memory (how staged slices are read), Avg's division, zeroing. Importing a
 // handle needs another process (CUDA refuses the exporting one): scripts/gpu_check's
@@ -8,7 +8,7 @@
 #include <algorithm>
 #include <vector>
 
-#include "collectives/cuda/cuda_proc_device.h"
+#include "collectives/gpu_proc/cuda_proc_device.h"
 #include "tests/cuda/gpu_required.h"
 
 namespace cclab::cuda {

@@ -6,7 +6,7 @@
 #include <random>
 
 #include "collectives/core/errors.h"
-#include "collectives/cuda/ipc_exchange.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
 
 namespace cclab::cuda {
 namespace {

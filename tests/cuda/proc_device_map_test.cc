@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "collectives/core/errors.h"
-#include "collectives/cuda/proc_device_map.h"
+#include "collectives/gpu_proc/proc_device_map.h"
 
 namespace cclab::cuda {
 namespace {

@@ -13,7 +13,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/cuda/lowering.h"
-#include "collectives/cuda/staging_plan.h"
+#include "collectives/gpu_proc/staging_plan.h"
 #include "tests/cuda/lowered_memory.h"
 
 namespace cclab::cuda {

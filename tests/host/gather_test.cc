@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/call/auto_rule.h"
 #include "collectives/core/test_data.h"
 #include "collectives/host/ll_executor.h"
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/call/auto_rule.h"
 #include "collectives/core/test_data.h"
 #include "collectives/host/ll_lines.h"
 #include "collectives/host/ll_path.h"

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "collectives/communicator.h"
+#include "collectives/call/checks.h"
 #include "collectives/host/host_communicator.h"
 
 namespace cclab {

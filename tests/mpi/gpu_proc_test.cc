@@ -1,6 +1,6 @@
 // The multi-process CUDA backend's executor and MPI pieces under mpirun, on the CPU: the same
 // GpuProcCommunicator the CUDA backend builds under mpirun, with a host stand-in device
-// (collectives/mpi/host_proc_device.h), so the IPC exchange over MPI, the progress words and the staging between
+// (collectives/gpu_proc/host_proc_device.h), so the IPC exchange over MPI, the progress words and the staging between
 // (emulated) nodes are tested here; the CUDA device itself only runs on a GPU (scripts/gpu_check).
 // Every result is compared exactly with the sum of every rank's input (small integers in float).
 #include <gtest/gtest.h>
@@ -8,12 +8,12 @@
 #include <cmath>
 #include <vector>
 
-#include "collectives/cuda/ipc_exchange.h"
-#include "collectives/mpi/gpu_proc_communicator.h"
+#include "collectives/gpu_proc/ipc_exchange.h"
+#include "collectives/gpu_proc/gpu_proc_communicator.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/node_exchange.h"
+#include "collectives/gpu_proc/node_exchange.h"
 #include "collectives/plan/slice_walk.h"
-#include "collectives/mpi/host_proc_device.h"
+#include "collectives/gpu_proc/host_proc_device.h"
 
 namespace cclab::mpi {
 namespace {

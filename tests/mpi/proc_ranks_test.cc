@@ -14,7 +14,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/mpi/mpi_world.h"
-#include "collectives/mpi/proc_communicator.h"
+#include "collectives/proc/proc_communicator.h"
 
 namespace cclab::mpi {
 namespace {
@@ -144,9 +144,8 @@ TEST(ProcRanks, Refusals) {
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2, .ranksPerNode = 3}), InvalidArgument);
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 0}), InvalidArgument);
   EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = kMaxProcRanksPerProcess + 1}), InvalidArgument);
-  setenv("CCLAB_PROC_TRANSPORT", "mpi", 1);  // every pair over MPI: one rank per process
-  EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2}), InvalidArgument);
-  unsetenv("CCLAB_PROC_TRANSPORT");
+  // Every pair over MPI (CCLAB_PROC_TRANSPORT=mpi): one rank per process.
+  EXPECT_THROW(makeProcCommunicator({.ranksPerProcess = 2, .overMpi = true}), InvalidArgument);
   world().barrier();
 }
 

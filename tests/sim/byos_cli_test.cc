@@ -1,0 +1,131 @@
+// cclab-sim's bring-your-own-system commands end to end: topo --from-nccl, compare, calibrate on a
+// nccl-tests log. Usage errors and bad files exit 2 with one line.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <sys/wait.h>
+
+#include "tests/support/temp_dir.h"
+
+namespace {
+
+using cclab::testing::slurp;
+using cclab::testing::TempDir;
+
+struct CliRun {
+  int status = -1;
+  std::string output;
+};
+
+CliRun run(const std::string& args) {
+  const std::string cmd = std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
+  CliRun r;
+  FILE* f = popen(cmd.c_str(), "r");
+  if (!f) return r;
+  char buf[4096];
+  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
+  const int st = pclose(f);
+  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+  return r;
+}
+
+const std::string kData = std::string(CCLAB_SOURCE_DIR) + "/tests/sim/data/";
+const std::string kDump = kData + "nccl/ibm-gx3d-h100.xml";
+const std::string kLog = kData + "nccl-tests/nccl-tests-309-hgx-h100-2node.txt";
+
+int lines(const std::string& s) { return static_cast<int>(std::count(s.begin(), s.end(), '\n')); }
+
+TEST(ByosCli, TopoFromNcclDescribesTheNode) {
+  const CliRun r = run("topo --from-nccl " + kDump + " --describe");
+  EXPECT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("8 GPU(s), sm 90, NVSwitch: 450.0 GB/s NVLink per GPU; 8 NIC(s)"), std::string::npos) << r.output;
+  const CliRun two = run("topo --from-nccl " + kDump + " --nodes 2");
+  EXPECT_EQ(two.status, 0) << two.output;
+  const auto j = nlohmann::json::parse(two.output);
+  EXPECT_EQ(j["kind"], "cluster");
+  EXPECT_EQ(j["nics_per_node"], 8);
+}
+
+TEST(ByosCli, BadDumpsAndLogsExitTwoInOneLine) {
+  const CliRun dump = run("topo --from-nccl " + kData + "nccl/nccl-tests-256-h200-truncated.xml");
+  EXPECT_EQ(dump.status, 2);
+  EXPECT_EQ(lines(dump.output), 1) << dump.output;
+  const CliRun log = run("compare " + kDump + " --topo dgx-h100");  // an XML file is no log
+  EXPECT_EQ(log.status, 2);
+  EXPECT_EQ(lines(log.output), 1) << log.output;
+  const CliRun ranks = run("compare " + kLog + " --topo dgx-h100");  // 16 ranks against 8
+  EXPECT_EQ(ranks.status, 2);
+  EXPECT_NE(ranks.output.find("16 ranks"), std::string::npos) << ranks.output;
+  EXPECT_EQ(run("topo").status, 2);
+  EXPECT_EQ(run("calibrate --measured " + kLog + " --topo cluster --nodes 2").status, 2);  // --nodes is for a dump
+}
+
+TEST(ByosCli, CompareWritesTheTableAndJson) {
+  const TempDir dir("cclab-byos");
+  const std::string out = (dir.path / "cmp.json").string();
+  const CliRun r = run("compare " + kLog + " --topo " + kDump + " --nodes 2 --algo ring -J " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("geometric-mean error factor"), std::string::npos);
+  const auto j = nlohmann::json::parse(slurp(dir.path / "cmp.json"));
+  EXPECT_EQ(j["command"], "compare");
+  EXPECT_EQ(j["nranks"], 16);
+  ASSERT_EQ(j["rows"].size(), 64u);
+  EXPECT_EQ(j["rows"][0]["size"], 8);
+  EXPECT_EQ(j["rows"][0]["dominant"], "latency");
+  EXPECT_EQ(j["summary"][0]["rows"], 64);
+}
+
+TEST(ByosCli, CompareFitsTheClusterToEachRunsRanks) {
+  // Runs of 16 and 64 ranks in one log: the dump's node copied 2 and 8 times.
+  const TempDir dir("cclab-byos");
+  const std::string out = (dir.path / "cmp.json").string();
+  const CliRun r = run("compare " + kData + "nccl-tests/nccl-tests-309-h100-ib400-runs.txt --collective allreduce --algo ring --topo " +
+                       kDump + " -J " + out);
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir.path / "cmp.json"));
+  ASSERT_EQ(j["rows"].size(), 84u);  // 3 runs x 14 sizes x 2 columns
+  EXPECT_EQ(j["rows"][0]["nranks"], 16);
+  EXPECT_EQ(j["rows"][28]["nranks"], 64);
+  EXPECT_NE(r.output.find("nccl:ibm-gx3d-h100x8"), std::string::npos) << r.output;
+  // With --nodes fixed, a run of other ranks is refused in one line.
+  const CliRun fixed = run("compare " + kData + "nccl-tests/nccl-tests-309-h100-ib400-runs.txt --collective allreduce --topo " + kDump +
+                           " --nodes 2");
+  EXPECT_EQ(fixed.status, 2);
+  EXPECT_NE(fixed.output.find("64 ranks"), std::string::npos) << fixed.output;
+}
+
+TEST(ByosCli, CompareReadsOurOwnJsonFiles) {
+  // A cclab-sim -J file (the shape of bench/*_perf -J) compared with the topology it was predicted on:
+  // every row's error is 0.
+  const TempDir dir("cclab-byos");
+  const std::string pred = (dir.path / "pred.json").string();
+  ASSERT_EQ(run("allreduce --topo dgx-h100 --algo ring --model analytic -b 1K -e 1M -f 32 -J " + pred).status, 0);
+  const CliRun r = run("compare " + pred + " --topo dgx-h100 --algo ring -J " + (dir.path / "cmp.json").string());
+  ASSERT_EQ(r.status, 0) << r.output;
+  const auto j = nlohmann::json::parse(slurp(dir.path / "cmp.json"));
+  ASSERT_EQ(j["rows"].size(), 3u);  // 1K, 32K, 1M, out-of-place
+  for (const auto& row : j["rows"]) EXPECT_NEAR(row["rel_error"].get<double>(), 0.0, 1e-9) << row.dump();
+}
+
+TEST(ByosCli, CalibrateReadsALogAndCrossValidates) {
+  const TempDir dir("cclab-byos");
+  const std::string log = (dir.path / "host.txt").string();
+  std::ofstream(log) << "./build/all_reduce_perf -b 64K -e 4M -f 4 -g 2\n"
+                        "# nThread 1 nGpus 2 minBytes 65536 maxBytes 4194304 step: 4(factor) warmup iters: 5 iters: 20 agg iters: 1 validation: 1 graph: 0\n"
+                        "#  Rank  0 Group  0 Pid 1 on h device  0 [0x00] cpu\n#  Rank  1 Group  0 Pid 1 on h device  1 [0x00] cpu\n"
+                        "       65536         16384     float     sum      -1    10.00    6.55    6.55      0    10.00    6.55    6.55      0\n"
+                        "      262144         65536     float     sum      -1    25.00   10.49   10.49      0    25.00   10.49   10.49      0\n"
+                        "     1048576        262144     float     sum      -1    80.00   13.11   13.11      0    80.00   13.11   13.11      0\n"
+                        "     4194304       1048576     float     sum      -1   300.00   13.98   13.98      0   300.00   13.98   13.98      0\n";
+  const CliRun r = run("calibrate --measured " + log + " --topo host --params classes.thread.latency_us,classes.thread.bandwidth_gbps");
+  ASSERT_EQ(r.status, 0) << r.output;
+  EXPECT_NE(r.output.find("leave-one-size-out cross-validation"), std::string::npos) << r.output;
+  EXPECT_NE(r.output.find("fitted points: 4 points"), std::string::npos) << r.output;
+}
+
+}  // namespace
