@@ -50,6 +50,21 @@ void AbortState::delayStart(const std::string& who, std::chrono::nanoseconds del
   }
 }
 
+void AbortState::throwWaitFailure(WaitResult r, const std::string& where, int rank, const std::string& at,
+                                  const std::string& waitingFor, std::chrono::nanoseconds timeout,
+                                  const std::function<std::string()>& late,
+                                  const std::function<void(const std::string&)>& fail) const {
+  if (r == WaitResult::TimedOut) {
+    const std::string cause = late();
+    const std::string msg = where + ": " + (cause.empty() ? "" : cause + "; ") + "rank " + std::to_string(rank) +
+                            " timed out after " + milliseconds(timeout) + at + " waiting for " + waitingFor;
+    fail(msg);
+    throw TimeoutError(msg);
+  }
+  throw TimeoutError(where + ": rank " + std::to_string(rank) + " aborted" + at + " while waiting for " + waitingFor + " (" +
+                     reason() + ")");
+}
+
 std::string neverArrived(const std::vector<int>& late) {
   constexpr std::size_t kMaxNamed = 8;  // a message stays one readable line
   if (late.empty()) return "";

@@ -30,6 +30,15 @@ class AbortState {
   // `fail` (the owner's: raise and wake) with "<who> timed out after ... (straggler)" and throws it.
   void delayStart(const std::string& who, std::chrono::nanoseconds delay, std::chrono::nanoseconds timeout,
                   const std::function<void(const std::string&)>& fail) const;
+  // The one-line TimeoutError of a wait of rank `rank` that ended with `r` (TimedOut or Aborted), at
+  // `at` (" at op 3", with its channel where there are several), waiting for `waitingFor` ("data from
+  // rank 2"): "<where>: [<late>; ]rank R timed out after T<at> waiting for ...", thrown after `fail`
+  // with it (so every other rank stops too; `late()`, the ranks that never started the call, comes
+  // first as the likely cause), or "<where>: rank R aborted<at> while waiting for ... (<reason>)".
+  [[noreturn]] void throwWaitFailure(WaitResult r, const std::string& where, int rank, const std::string& at,
+                                     const std::string& waitingFor, std::chrono::nanoseconds timeout,
+                                     const std::function<std::string()>& late,
+                                     const std::function<void(const std::string&)>& fail) const;
 
  private:
   std::atomic<bool> flag_{false};

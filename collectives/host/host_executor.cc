@@ -6,8 +6,7 @@
 #include <thread>
 
 #include "collectives/core/errors.h"
-#include "collectives/plan/interpret.h"
-#include "collectives/plan/phase_deps.h"
+#include "collectives/plan/plan_runner.h"
 
 namespace cclab::host {
 namespace {
@@ -25,8 +24,8 @@ std::string where(const plan::Plan& plan) {
 
 }  // namespace
 
-// A rank's lanes (one per channel of the current plan), their sent-but-unread slices and the ReduceAll
-// accumulator: kept between calls so that a call allocates nothing once shapes repeat.
+// A rank's runner state (lanes, gates, the ReduceAll accumulator) and its channels' sent-but-unread
+// slices: kept between calls so that a call allocates nothing once shapes repeat.
 struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its rank every call
   struct Pending {  // a sent slice the receiver may still be reading
     const std::byte* begin;
@@ -41,24 +40,12 @@ struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its
     int peer = -1;
     const char* what = "";
   };
-  struct Lane {
-    int channel;
-    std::span<const plan::Op> ops;
-    std::size_t base;  // index of ops[0] in the rank's op list
-    plan::SliceCursor walk;
-    std::vector<Pending>* pending;  // RankState::pending[channel]
+  struct LaneData {
+    std::vector<Pending>* pending = nullptr;  // RankState::pending[channel]
     Blocker blocker;
-    bool finished = false;
-    bool gated = false;    // waits at its phase's first slice for a dep (no blocker word)
-    int gatesPassed = -1;  // the last phase whose deps were met
   };
-
-  std::vector<Lane> lanes;
-  std::vector<int> laneOf;                    // per channel: its index in lanes (-1: no ops here)
+  plan::RunnerState<LaneData> runner;
   std::vector<std::vector<Pending>> pending;  // per channel; cleared, capacity kept
-  std::vector<std::byte> temp;
-  std::vector<plan::PhaseDep> gatesOf;  // the deps `gates` was made from (rebuilt when a plan's differ)
-  plan::PhaseGates gates;
 };
 
 HostExecutor::~HostExecutor() = default;
@@ -145,183 +132,52 @@ void HostExecutor::fail(const std::string& why) {
   for (int r = 0; r < nranks_; ++r) bells_[static_cast<std::size_t>(r)].wakeAll();
 }
 
-// The state of one rank during one run(): its lanes (RankState) and the waits.
+// The slot transport (plan_runner.h) of one rank during one run(): single-copy slots and the waits.
 class HostExecutor::RankRun {
   using Pending = RankState::Pending;
-  using Blocker = RankState::Blocker;
-  using Lane = RankState::Lane;
 
  public:
+  using LaneData = RankState::LaneData;
+  using Lane = plan::RunnerLane<LaneData>;
+
   RankRun(HostExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
-      : ex_(ex), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
+      : ex_(ex), st_(*ex.states_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   void execute() {
-    RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
-    std::vector<Lane>& lanes = state.lanes;
-    lanes.clear();
-    if (state.pending.size() < static_cast<std::size_t>(plan_.nchannels)) state.pending.resize(static_cast<std::size_t>(plan_.nchannels));
-    state.laneOf.assign(static_cast<std::size_t>(plan_.nchannels), -1);
-    if (state.gatesOf != plan_.deps) {  // compared, not rebuilt, per call: plans repeat
-      state.gatesOf = plan_.deps;
-      state.gates = plan::PhaseGates(plan_.deps);
-    }
-    gates_ = &state.gates;
-    // The rank's ops are channel by channel (plan.h): one lane per non-empty run of a channel.
-    const std::span<const plan::Op> all(plan_.ranks[static_cast<std::size_t>(rank_)]);
-    for (std::size_t begin = 0; begin < all.size();) {
-      std::size_t end = begin + 1;
-      while (end < all.size() && all[end].channel == all[begin].channel) ++end;
-      const auto ops = all.subspan(begin, end - begin);
-      auto& pending = state.pending[all[begin].channel];
-      pending.clear();
-      state.laneOf[all[begin].channel] = static_cast<int>(lanes.size());
-      lanes.push_back(Lane{all[begin].channel, ops, begin, plan::SliceCursor(ops, o_.sliceElems), &pending, {}});
-      begin = end;
-    }
-    // Round robin: each channel runs as far as it can; a rank waits only when none can move. After a
-    // pass every running channel is blocked on the word in its blocker (set in this pass), or gated:
-    // at a phase whose deps (plan.h) another lane of this thread has not met yet. A gate opens only
-    // when that lane moves, never from another thread, so a gated lane is no wait's business: if its
-    // gate opened during the pass (the lane it waits for ran after it), the next pass runs it at once;
-    // else the rank waits for the lanes that are blocked on words (the first wait check is immediate).
-    for (;;) {
-      Lane* blocked = nullptr;  // the first channel blocked on a word
-      int waiting = 0, reopened = 0;
-      bool running = false;
-      for (Lane& lane : lanes) {
-        if (lane.finished) continue;
-        while (!lane.walk.done() && gateOpen(lane) && step(lane)) lane.walk.advance();
-        if (lane.walk.done() && drained(lane)) {
-          lane.finished = true;
-          continue;
-        }
-        running = true;
-      }
-      if (!running) return;
-      for (Lane& lane : lanes) {
-        if (lane.finished) continue;
-        if (lane.gated) {
-          reopened += gateOpen(lane) ? 1 : 0;
-          if (lane.gated) continue;  // still gated: no word to wait on
-        }
-        ++waiting;
-        if (!blocked) blocked = &lane;
-      }
-      if (reopened > 0 || waiting == 0) continue;  // waiting == 0 cannot happen (deps point back), but never waits on nothing
-      if (waiting == 1)
-        waitFor(*blocked);  // one channel (the common case): a wait on exactly its word
-      else
-        waitAny(lanes);
-    }
+    if (st_.pending.size() < static_cast<std::size_t>(plan_.nchannels)) st_.pending.resize(static_cast<std::size_t>(plan_.nchannels));
+    plan::PlanRunner<RankRun>(*this, st_.runner, plan_, rank_, {o_.elemSize, o_.reduce, o_.sliceElems, true}).run();
   }
 
- private:
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
 
-  // May the lane run its current phase: its deps met (phase_deps.h)? Sets lane.gated.
-  bool gateOpen(Lane& lane) {
-    const int phase = lane.ops[lane.walk.opIndex()].phase;
-    if (phase == lane.gatesPassed) return true;
-    const RankState& state = *ex_.states_[static_cast<std::size_t>(rank_)];
-    const auto walkerOf = [&](int channel) -> const plan::SliceCursor* {
-      const int other = state.laneOf[static_cast<std::size_t>(channel)];
-      return other < 0 ? nullptr : &state.lanes[static_cast<std::size_t>(other)].walk;  // none: no ops on this rank
-    };
-    lane.gated = !plan::gatesMet(*gates_, lane.channel, phase, walkerOf);
-    if (lane.gated) return false;
-    lane.gatesPassed = phase;
-    return true;
+  void startLane(Lane& lane) {
+    lane.data.pending = &st_.pending[static_cast<std::size_t>(lane.channel)];
+    lane.data.pending->clear();
   }
 
-  // False (and lane.blocker set) when `word` has not reached `target` yet.
-  static bool ready(Lane& lane, const WaitWord& word, std::uint32_t target, int peer, const char* what) {
-    if (reached(word.value.load(std::memory_order_acquire), target)) return true;
-    lane.blocker = {&word, target, peer, what};
-    return false;
-  }
-
-  // Runs the lane's current slice if nothing it needs is missing; false (blocker set) if it must wait.
-  bool step(Lane& lane) {
-    const plan::Op& op = lane.ops[lane.walk.opIndex()];
-    const auto [lo, hi] = lane.walk.sliceRange();
-    const auto elems = static_cast<std::size_t>(hi - lo);
-    const std::size_t bytes = elems * o_.elemSize;
-    const std::byte* src = op.reads() ? address(op.src, lo) : nullptr;
-    std::byte* dst = op.writes() ? address(op.dst, lo) : nullptr;
-    if (dst && !writable(lane, dst, bytes)) return false;
-    switch (op.kind) {
-      case plan::OpKind::Send: return send(lane, op.peer, src, bytes);
-      case plan::OpKind::Copy:
-        if (src != dst) std::memmove(dst, src, bytes);
-        return true;
-      case plan::OpKind::Recv:
-      case plan::OpKind::RecvReduce: return receive(lane, op, src, dst, bytes, elems);
-      case plan::OpKind::ReduceAll: return reduceAll(lane, src, dst, bytes, elems);
-    }
-    return true;
-  }
-
-  bool send(Lane& lane, int peer, const std::byte* src, std::size_t bytes) {
-    Connection& c = ex_.connection(lane.channel, rank_, peer);
+  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    Connection& c = ex_.connection(lane.channel, rank_, op.peer);
     const std::uint32_t seq = c.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
-    if (!ready(lane, c.consumed, seq - kSlots + 1, peer, "a free slot to")) return false;
+    if (!ready(lane, c.consumed, seq - kSlots + 1, op.peer, "a free slot to")) return false;
     c.slots[seq % kSlots] = src;
-    ex_.post(c, seq + 1, peer);
-    if (lane.pending->size() >= 4 * kSlots) prune(lane);
-    lane.pending->push_back({src, src + bytes, &c, peer, seq + 1});
+    ex_.post(c, seq + 1, op.peer);
+    if (lane.data.pending->size() >= 4 * kSlots) prune(lane);
+    lane.data.pending->push_back({src, src + bytes, &c, op.peer, seq + 1});
     return true;
   }
 
-  bool receive(Lane& lane, const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes,
-               std::size_t elems) {
-    Connection& c = ex_.connection(lane.channel, op.peer, rank_);
+  // The sender's own buffer, once the slice is posted (single copy).
+  const std::byte* tryReceive(Lane& lane, const plan::Op&, int peer, std::byte*, std::size_t, int) {
+    const Connection& c = ex_.connection(lane.channel, peer, rank_);
     const std::uint32_t seq = c.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
-    if (!ready(lane, c.posted, seq + 1, op.peer, "data from")) return false;
-    const std::byte* remote = c.slots[seq % kSlots];
-    if (op.kind == plan::OpKind::Recv)
-      std::memcpy(dst, remote, bytes);
-    else
-      o_.reduce(dst, src, remote, elems);
-    ex_.consume(c, seq + 1, op.peer);
-    return true;
+    if (!ready(lane, c.posted, seq + 1, peer, "data from")) return nullptr;
+    return c.slots[seq % kSlots];
   }
 
-  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, left to right, v_q = rank q's slot (v_rank = src).
-  bool reduceAll(Lane& lane, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    const int p = ex_.nranks_;
-    for (int q = 0; q < p; ++q) {  // every peer's slice must be there before any is read
-      if (q == rank_) continue;
-      Connection& c = ex_.connection(lane.channel, q, rank_);
-      if (!ready(lane, c.posted, c.consumed.value.load(std::memory_order_relaxed) + 1, q, "data from")) return false;
-    }
-    auto value = [&](int q) -> const std::byte* {
-      if (q == rank_) return src;
-      Connection& c = ex_.connection(lane.channel, q, rank_);
-      return c.slots[c.consumed.value.load(std::memory_order_relaxed) % kSlots];
-    };
-    if (p == 1) {
-      if (src != dst) std::memmove(dst, src, bytes);
-      return true;
-    }
-    // The accumulator may be dst itself unless dst is this rank's src and src is still to be read
-    // (after rank 0's step); then a private buffer, copied to dst at the end.
-    const bool overlap = dst < src + bytes && src < dst + bytes;
-    std::byte* acc = dst;
-    if (overlap && !(rank_ == 0 && src == dst)) {
-      auto& temp = ex_.states_[static_cast<std::size_t>(rank_)]->temp;  // only this rank's thread touches it
-      if (temp.size() < bytes) temp.resize(bytes);
-      acc = temp.data();
-    }
-    o_.reduce(acc, value(0), value(1), elems);
-    for (int q = 2; q < p; ++q) o_.reduce(acc, acc, value(q), elems);
-    if (acc != dst) std::memcpy(dst, acc, bytes);
-    for (int q = 0; q < p; ++q) {
-      if (q == rank_) continue;
-      Connection& c = ex_.connection(lane.channel, q, rank_);
-      ex_.consume(c, c.consumed.value.load(std::memory_order_relaxed) + 1, q);
-    }
-    return true;
+  void release(Lane& lane, const plan::Op&, int peer) {
+    Connection& c = ex_.connection(lane.channel, peer, rank_);
+    ex_.consume(c, c.consumed.value.load(std::memory_order_relaxed) + 1, peer);
   }
 
   // Before writing [dst, dst+bytes): every slice sent from there must have been read. Channels
@@ -335,103 +191,75 @@ class HostExecutor::RankRun {
           return false;
       return true;
     };
-    if (plan_.deps.empty()) return clear(*lane.pending);
-    for (const Lane& l : ex_.states_[static_cast<std::size_t>(rank_)]->lanes)
-      if (!clear(*l.pending)) return false;
+    if (plan_.deps.empty()) return clear(*lane.data.pending);
+    for (const Lane& l : st_.runner.active())
+      if (!clear(*l.data.pending)) return false;
     return true;
   }
 
   // Before returning: every slice this channel sent has been read.
   bool drained(Lane& lane) {
-    for (const Pending& p : *lane.pending)
+    for (const Pending& p : *lane.data.pending)
       if (!ready(lane, p.connection->consumed, p.seq, p.peer, "its last slices to be read by")) return false;
-    lane.pending->clear();
+    lane.data.pending->clear();
     return true;
   }
 
+  // No channel can move: with one blocked, wait on exactly the word it needs; with several, poll all
+  // their words (busy, then yielding), then sleep on this rank's doorbell, which a peer bumps after it
+  // posted to or consumed from this rank while it sleeps.
+  void waitForLanes(std::span<Lane> lanes, Lane& first, int waiting, bool) {
+    const auto deadline = Clock::now() + o_.timeout;
+    WaitResult r;
+    if (waiting == 1) {
+      const RankState::Blocker& b = first.data.blocker;
+      if (reached(b.word->value.load(std::memory_order_acquire), b.target)) return;
+      // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
+      r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },
+                    ex_.abort_.flag(), deadline, ex_.spin_);
+    } else {
+      auto anyReady = [&](std::uint32_t) {
+        for (const Lane& l : lanes)
+          if (!l.finished && !l.gated && reached(l.data.blocker.word->value.load(std::memory_order_seq_cst), l.data.blocker.target))
+            return true;
+        return false;
+      };
+      r = waitUntil(ex_.bells_[static_cast<std::size_t>(rank_)], anyReady, ex_.abort_.flag(), deadline, ex_.spin_);
+    }
+    if (r != WaitResult::Ready) report(r, first);
+  }
+
+ private:
+  // False (and the lane's blocker set, the first of a step) when `word` has not reached `target` yet.
+  static bool ready(Lane& lane, const WaitWord& word, std::uint32_t target, int peer, const char* what) {
+    if (reached(word.value.load(std::memory_order_acquire), target)) return true;
+    if (!lane.blocked) lane.data.blocker = {&word, target, peer, what};
+    lane.blocked = true;
+    return false;
+  }
+
   static void prune(Lane& lane) {
-    std::erase_if(*lane.pending, [](const Pending& p) {
+    std::erase_if(*lane.data.pending, [](const Pending& p) {
       return reached(p.connection->consumed.value.load(std::memory_order_acquire), p.seq);
     });
   }
 
-  // One channel left: wait on exactly the word it needs.
-  void waitFor(const Lane& lane) {
-    const Blocker& b = lane.blocker;
-    if (reached(b.word->value.load(std::memory_order_acquire), b.target)) return;
-    const auto deadline = Clock::now() + o_.timeout;
-    // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
-    const auto r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },
-                             ex_.abort_.flag(), deadline, ex_.spin_);
-    if (r != WaitResult::Ready) report(r, lane);
-  }
-
-  // Several channels blocked: poll all their words (busy, then yielding), then sleep on this rank's
-  // doorbell, which a peer bumps after it posted to or consumed from this rank while it sleeps.
-  void waitAny(std::vector<Lane>& lanes) {
-    auto anyReady = [&](std::memory_order order) {
-      for (const Lane& l : lanes)
-        if (!l.finished && !l.gated && reached(l.blocker.word->value.load(order), l.blocker.target)) return true;
-      return false;
-    };
-    const auto start = Clock::now();
-    const auto deadline = start + o_.timeout;
-    const auto spinEnd = std::min(start + ex_.spin_, deadline);
-    constexpr std::chrono::milliseconds kYieldFor{2};  // as waitUntil (wait.h)
-    constexpr std::chrono::milliseconds kMaxSleep{20};
-    const auto yieldEnd = spinEnd + kYieldFor;
-    WaitWord& bell = ex_.bells_[static_cast<std::size_t>(rank_)];
-    for (;;) {
-      if (anyReady(std::memory_order_acquire)) return;
-      if (ex_.abort_.raised()) break;
-      const auto now = Clock::now();
-      if (now >= deadline) break;
-      if (now < spinEnd) {
-        cpuRelax();
-        continue;
-      }
-      if (now < yieldEnd) {
-        std::this_thread::yield();
-        continue;
-      }
-      const std::uint32_t seen = bell.value.load(std::memory_order_seq_cst);
-      bell.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      // Re-checked after announcing the sleep: a peer that posts after this sees the sleeper and rings.
-      if (!anyReady(std::memory_order_seq_cst))
-        sleepWhileEqual(bell, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
-      bell.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    }
-    const Lane* first = nullptr;
-    for (const Lane& l : lanes)
-      if (!l.finished && !l.gated && !first) first = &l;
-    report(ex_.abort_.raised() ? WaitResult::Aborted : WaitResult::TimedOut, *first);
-  }
-
   [[noreturn]] void report(WaitResult r, const Lane& lane) {
-    const Blocker& b = lane.blocker;
-    const std::size_t index = lane.base + (lane.walk.done() ? lane.ops.size() : lane.walk.opIndex());
-    const std::string op = " at op " + std::to_string(index) +
-                           (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : std::string());
-    const std::string waitingFor = std::string(b.what) + " rank " + std::to_string(b.peer);
-    if (r == WaitResult::TimedOut) {
-      // Name the cause first: a rank that never started this call, not only the neighbour waited for.
-      const std::string late = ex_.lateRanks(call_);
-      const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
-                              " timed out after " + milliseconds(o_.timeout) + op + " waiting for " + waitingFor;
-      ex_.fail(msg);
-      throw TimeoutError(msg);
-    }
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted" + op + " while waiting for " +
-                       waitingFor + " (" + ex_.abort_.reason() + ")");
+    const RankState::Blocker& b = lane.data.blocker;
+    ex_.abort_.throwWaitFailure(
+        r, where(plan_), rank_,
+        " at op " + std::to_string(lane.opIndex()) + (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : ""),
+        std::string(b.what) + " rank " + std::to_string(b.peer), o_.timeout, [&] { return ex_.lateRanks(call_); },
+        [&](const std::string& why) { ex_.fail(why); });
   }
 
   HostExecutor& ex_;
+  RankState& st_;
   int rank_;
   const plan::Plan& plan_;
   const RankMemory& mem_;
   const RunOptions& o_;
   std::uint32_t call_;  // this rank's call number (HostExecutor::arrived_)
-  const plan::PhaseGates* gates_ = nullptr;  // RankState::gates of this plan
 };
 
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {

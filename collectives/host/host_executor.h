@@ -1,4 +1,6 @@
-// Host executor: runs a Plan with one thread per rank, through shared memory.
+// Host executor: runs a Plan with one thread per rank, through shared memory: the slot transport of
+// the executor core (plan::PlanRunner, collectives/plan/plan_runner.h), which owns the lanes, gates,
+// dispatch and ReduceAll fold described below.
 //
 // Transfers are single-copy: a send publishes a pointer to the sender's own buffer in a slot of the
 // connection (channel, from, to); the receiver reads (copies or reduces) straight from it, then marks

@@ -13,13 +13,9 @@
 namespace cclab::host {
 namespace {
 
-// As wait.h: after the spin a wait yields this long before it sleeps (waking a sleeping vCPU can
-// cost ~200 µs), and a sleep lasts at most kMaxSleep before it re-checks abort and the deadline.
-// (A longer spin was tried: on a loaded machine, where two unbound rank threads may share one core,
-// a 1 ms spin made an 8-byte call take 5 ms instead of 0.1-0.4 ms; docs/results/cpu-peers.md.)
-constexpr std::chrono::milliseconds kYieldFor{2};
-constexpr std::chrono::milliseconds kMaxSleep{20};
-constexpr int kChecksPerClockRead = 64;
+// Waits follow wait.h (spin, yield, sleep). (A longer spin was tried: on a loaded machine, where two
+// unbound rank threads may share one core, a 1 ms spin made an 8-byte call take 5 ms instead of
+// 0.1-0.4 ms; docs/results/cpu-peers.md.)
 // Checks of a unit before a wait first reads the clock or wakes a peer (see wait()).
 constexpr int kChecksBeforeClock = 256;
 
@@ -59,11 +55,23 @@ GatherShape gatherParts(const plan::Plan& plan, int r) {
   return {&ops[p - 1], p - 1, ops[p].dst};
 }
 
-std::string where(const plan::Plan& plan) {
+
+}  // namespace
+
+std::string LlExecutor::where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
 }
 
-}  // namespace
+void LlExecutor::flushWakes(RankState& st) {
+  if (st.sent.empty() && st.read.empty()) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (LlConnection* c : st.sent)
+    if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
+  for (LlConnection* c : st.read)
+    if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
+  st.sent.clear();
+  st.read.clear();
+}
 
 std::int64_t llDefaultRingLines(int nranks) {
   const auto p = static_cast<std::size_t>(std::max(nranks, 1));
@@ -159,7 +167,7 @@ void LlExecutor::fail(const std::string& why) {
 }
 
 // One rank's run() of one plan.
-class LlExecutor::RankRun {
+class LlExecutor::RankRun : public plan::WaitingTransport {
  public:
   RankRun(LlExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
@@ -193,32 +201,24 @@ class LlExecutor::RankRun {
     finish();
   }
 
+  // The ops in the rank's op order (whole ops, plan_runner.h), this class the transport.
   void execute() {
-    const plan::SequentialOps sequential(plan_, rank_);  // phase by phase when the plan has deps (plan.h)
-    const std::span<const plan::Op> ops = sequential.ops();
-    for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
-      const plan::Op& op = ops[opIndex_];
-      if (op.count() <= 0) continue;
-      const std::size_t elems = static_cast<std::size_t>(op.count());
-      const std::size_t bytes = elems * o_.elemSize;
-      const std::byte* src = op.reads() ? address(op.src) : nullptr;
-      std::byte* dst = op.writes() ? address(op.dst) : nullptr;
-      switch (op.kind) {
-        case plan::OpKind::Send: send(op, src, bytes); break;
-        case plan::OpKind::Copy:
-          if (src != dst) std::memmove(dst, src, bytes);
-          break;
-        case plan::OpKind::Recv: receive(op.channel, op.peer, dst, bytes); break;
-        case plan::OpKind::RecvReduce: {
-          std::byte* in = buffer(st_.incoming, bytes);
-          receive(op.channel, op.peer, in, bytes);
-          o_.reduce(dst, src, in, elems);
-          break;
-        }
-        case plan::OpKind::ReduceAll: reduceAll(op, src, dst, bytes, elems); break;
-      }
-    }
+    plan::PlanRunner<RankRun>(*this, st_.runner, plan_, rank_, {o_.elemSize, o_.reduce, 0, false}).run();
     finish();
+  }
+
+  // The LL transport (plan::WaitingTransport: every call waits itself, bounded, until it can proceed).
+  std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
+  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    opIndex_ = lane.opIndex();
+    send(op, src, bytes);
+    return true;
+  }
+  const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
+    opIndex_ = lane.opIndex();
+    std::byte* in = into ? into : plan::stagingSlot(st_.incoming, op, ex_.nranks_, index, bytes);
+    receive(op.channel, peer, in, bytes);
+    return in;
   }
 
  private:
@@ -279,24 +279,6 @@ class LlExecutor::RankRun {
     st_.read.push_back(&c);
   }
 
-  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, folded left in rank order (v_rank = src).
-  void reduceAll(const plan::Op& op, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    std::byte* acc = buffer(st_.acc, bytes);  // dst may be src: fold aside, write dst last
-    std::byte* in = buffer(st_.incoming, bytes);
-    for (int q = 0; q < ex_.nranks_; ++q) {
-      const std::byte* v = src;
-      if (q != rank_) {
-        receive(op.channel, q, in, bytes);
-        v = in;
-      }
-      if (q == 0)
-        std::memcpy(acc, v, bytes);
-      else
-        o_.reduce(acc, acc, v, elems);
-    }
-    std::memcpy(dst, acc, bytes);
-  }
-
   // Held back like a call that never waits (execute()): recording at once made every waiting call
   // write the log's shared counters, which the peers write too (a line moving between cores per call).
   // The arrival time is read here, at the rank's first wait (after its sends, a few ns after it
@@ -310,22 +292,10 @@ class LlExecutor::RankRun {
     if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
-  // Wakes the peers that sleep on a connection this rank wrote to (data) or read from (room). The
-  // fence orders this rank's unit and acked stores before its reads of the sleeper counts; a sleeper
-  // counts itself before its last check (wait()), so one of the two sees the other.
-  void flushWakes() {
-    if (st_.sent.empty() && st_.read.empty()) return;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (LlConnection* c : st_.sent)
-      if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
-    for (LlConnection* c : st_.read)
-      if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
-    st_.sent.clear();
-    st_.read.clear();
-  }
+  void flushWakes() { LlExecutor::flushWakes(st_); }
 
-  // Waits until ready() (its first check already failed): busy for the spin budget, then yielding, then
-  // asleep on `word`; throws TimeoutError at the deadline or when the executor aborts.
+  // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
+  // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.
   template <class Ready>
   void wait(Ready ready, WaitWord& word, int peer, const char* what) {
     recordArrival();
@@ -340,51 +310,18 @@ class LlExecutor::RankRun {
     flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
     clocked_ = true;
     const auto start = Clock::now();
-    const auto deadline = start + o_.timeout;
-    if (ex_.spin_.count() > 0) {
-      const auto spinEnd = std::min(start + ex_.spin_, deadline);
-      do {
-        for (int i = 0; i < kChecksPerClockRead; ++i) {
-          if (ready()) return;
-          cpuRelax();
-        }
-        if (ex_.abort_.raised()) aborted(peer, what);
-      } while (Clock::now() < spinEnd);
-    }
-    const auto yieldEnd = Clock::now() + kYieldFor;
-    for (;;) {
-      const std::uint32_t seen = word.value.load(std::memory_order_acquire);
-      if (ready()) {
-        bumpProgress();
-        return;
-      }
-      if (ex_.abort_.raised()) aborted(peer, what);
-      const auto now = Clock::now();
-      if (now >= deadline) timedOut(peer, what);
-      if (now < yieldEnd) {
-        std::this_thread::yield();
-        continue;
-      }
-      word.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with flushWakes()' fence
-      if (!ready()) sleepWhileEqual(word, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
-      word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
-    }
-  }
-
-  [[noreturn]] void timedOut(int peer, const char* what) {
-    // Name the cause first: a rank that never started this call, not only the peer waited for.
-    const std::string late = ex_.lateRanks(call_);
-    const std::string msg = where(plan_) + ": " + (late.empty() ? "" : late + "; ") + "rank " + std::to_string(rank_) +
-                            " timed out after " + milliseconds(o_.timeout) + " at op " + std::to_string(opIndex_) +
-                            " waiting for " + what + " rank " + std::to_string(peer);
-    ex_.fail(msg);
-    throw TimeoutError(msg);
-  }
-
-  [[noreturn]] void aborted(int peer, const char* what) {
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " aborted at op " + std::to_string(opIndex_) +
-                       " while waiting for " + what + " rank " + std::to_string(peer) + " (" + ex_.abort_.reason() + ")");
+    // ready() reads the units, not `word`: once this rank counts itself a sleeper, a fence orders that
+    // count before ready()'s reads, pairing with flushWakes()' fence (one of the two sees the other).
+    const auto check = [&](std::uint32_t) {
+      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+      return ready();
+    };
+    const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
+    if (r != WaitResult::Ready)
+      ex_.abort_.throwWaitFailure(r, where(plan_), rank_, " at op " + std::to_string(opIndex_),
+                                  what + (" rank " + std::to_string(peer)), o_.timeout, [&] { return ex_.lateRanks(call_); },
+                                  [&](const std::string& why) { ex_.fail(why); });
+    if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
   }
 
   LlExecutor& ex_;

@@ -1,5 +1,6 @@
 // LL executor: runs a Plan whose messages are all small over flagged lines (ll_lines.h), one thread per
-// rank, as the slot executor (host_executor.h) runs any plan.
+// rank, as the slot executor (host_executor.h) runs any plan: an LL transport of the executor core
+// (plan::PlanRunner, collectives/plan/plan_runner.h).
 //
 // A send copies its data into the connection's ring (the sender never waits for the reader to read
 // its buffer, only, rarely, for room in the ring); a receive polls the units of the next message and
@@ -32,6 +33,7 @@
 #include "collectives/host/ll_lines.h"
 #include "collectives/host/wait.h"
 #include "collectives/plan/plan.h"
+#include "collectives/plan/plan_runner.h"
 
 namespace cclab::host {
 
@@ -99,7 +101,8 @@ class LlExecutor {
   struct alignas(64) RankState {
     std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
     std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
-    std::vector<std::byte> acc, incoming;     // ReduceAll's accumulator, a received message
+    std::vector<std::byte> acc, incoming;     // gatherFold's accumulator, received messages
+    plan::RunnerState<plan::NoLaneData> runner;  // the runner's state (plan_runner.h), kept between calls
     std::vector<LlConnection*> sent, read;    // connections whose waiters may need a wake-up
     std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
   };
@@ -112,6 +115,11 @@ class LlExecutor {
   void fail(const std::string& why);  // abort_.raise, then wakes every connection
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
+  // Wakes the peers asleep on a connection st's rank wrote to (data: bell) or read from (room: acked),
+  // and forgets them. The fence orders the rank's unit and acked stores before its reads of the
+  // sleeper counts; a sleeper counts itself before its last check, so one of the two sees the other.
+  static void flushWakes(RankState& st);
+  static std::string where(const plan::Plan& plan);  // "host allreduce/ring (ll)"
 
   int nranks_;
   std::chrono::nanoseconds spin_;

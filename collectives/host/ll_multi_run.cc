@@ -1,14 +1,15 @@
 // LlExecutor::runRanks (ll_executor.h): several ranks' ops of one plan on one thread, cooperatively.
 //
-// Each rank is a task with a cursor (its op, and inside a ReduceAll the next rank to fold). A pass
-// steps every task as far as it goes without waiting: a Send needs room in its ring, a receive needs
-// its message's last unit (then the whole message is there, as in run()); Copy always moves. When a
+// Each rank is a task: a PlanRunner (plan_runner.h) over a transport that never waits. A pass steps
+// every task as far as it goes: a Send needs room in its ring, a receive needs its message's last
+// unit (then the whole message is there, as in run()); Copy always moves. When a
 // pass moves nothing, the thread waits: it keeps passing (busy for `spin`, then yielding for 2 ms),
 // then sleeps on the word of the first blocked task for at most kMultiMaxSleep (the other blocked
 // tasks' senders do not ring it, so a sleep is short), and gives up at the timeout. Ops, their
 // order and the bits are run()'s: a rank's ReduceAll folds in rank order whatever thread runs it.
 #include <algorithm>
 #include <cstring>
+#include <deque>
 #include <thread>
 
 #include "collectives/core/errors.h"
@@ -19,10 +20,6 @@ namespace {
 constexpr std::chrono::milliseconds kYieldFor{2};       // as run(): yield this long before sleeping
 constexpr std::chrono::milliseconds kMultiMaxSleep{1};  // a sleep may miss the ring that ends it: keep it short
 constexpr int kPassesPerClockRead = 64;
-
-std::string where(const plan::Plan& plan) {
-  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
-}
 }  // namespace
 
 class LlExecutor::MultiRun {
@@ -34,8 +31,8 @@ class LlExecutor::MultiRun {
     RankState& st = ex_.ranks_[static_cast<std::size_t>(rank)];
     const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this thread runs the rank now
     st.calls.store(call, std::memory_order_release);
-    tasks_.push_back(Task{rank, &st, &mem, call, arrival});
-    tasks_.back().sequential = plan::sequentialOps(plan_, rank);  // phase by phase when the plan has deps (plan.h)
+    Task& t = tasks_.emplace_back(*this, rank, st, mem, call, arrival);
+    t.runner.start();
   }
 
   void execute() {
@@ -47,7 +44,7 @@ class LlExecutor::MultiRun {
       haveBlocked_ = false;
       for (Task& t : tasks_) {
         if (t.done) continue;
-        moved |= step(t);
+        t.done = !t.runner.pass(moved);
         finished &= t.done;
       }
       if (finished) break;
@@ -70,14 +67,14 @@ class LlExecutor::MultiRun {
         yieldEnd = spinEnd + kYieldFor;
         continue;
       }
-      if (ex_.abort_.raised()) aborted();
+      if (ex_.abort_.raised()) fail(WaitResult::Aborted);
       if (++passes < kPassesPerClockRead && spin_.count() > 0) {
         cpuRelax();
         continue;
       }
       passes = 0;
       const auto now = Clock::now();
-      if (now >= deadline) timedOut();
+      if (now >= deadline) fail(WaitResult::TimedOut);
       if (now < spinEnd) continue;
       pastSpin = true;
       if (now < yieldEnd) {
@@ -101,18 +98,65 @@ class LlExecutor::MultiRun {
     }
   }
 
+  // One rank's LL transport (plan_runner.h) that never waits: a send needs room in its ring, a receive
+  // its message's last unit (then the whole message is there, as in run()); a call that cannot proceed
+  // records what it waits for (block) and fails, and the runner tries the slice again on a later pass.
+  class Transport : public plan::WaitingTransport {
+   public:
+    Transport(MultiRun& run, int rank, RankState& st, const RankMemory& mem, std::uint32_t call)
+        : run_(run), rank_(rank), st_(st), mem_(mem), call_(call) {}
+    std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, run_.o_.elemSize); }
+
+    bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+      LlConnection& c = run_.ex_.connection(op.channel, rank_, op.peer);
+      if (!c.hasRoom(bytes)) return run_.block(*this, lane, c, c.acked(), bytes, true, op.peer, "room in its ring to") != nullptr;
+      c.write(src, bytes);
+      st_.sent.push_back(&c);
+      return true;
+    }
+
+    // The messages of a slice already read stay in their staging slots until release.
+    const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
+      const auto i = static_cast<std::size_t>(index);
+      if (have_.size() <= i) have_.resize(i + 1, nullptr);
+      if (have_[i]) return have_[i];
+      std::byte* in = into ? into : plan::stagingSlot(st_.incoming, op, run_.plan_.nranks, index, bytes);
+      LlConnection& c = run_.ex_.connection(op.channel, peer, rank_);
+      const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
+      std::uint32_t data = 0;
+      if (!c.unitReady(units - 1, data)) return run_.block(*this, lane, c, c.bell(), bytes, false, peer, "data from");
+      const std::size_t full = bytes / kLlDataBytesPerUnit;
+      for (std::size_t u = 0; u < units; ++u) {
+        if (!c.unitReady(u, data))  // in-order release stores make this impossible; stay correct anyway
+          return run_.block(*this, lane, c, c.bell(), bytes, false, peer, "data from");
+        std::memcpy(in + u * kLlDataBytesPerUnit, &data, u < full ? kLlDataBytesPerUnit : bytes - u * kLlDataBytesPerUnit);
+      }
+      c.finishRead(bytes);
+      st_.read.push_back(&c);
+      return have_[i] = in;
+    }
+    void release(Lane&, const plan::Op& op, int peer) { have_[static_cast<std::size_t>(plan::receiveIndex(op, peer, rank_))] = nullptr; }
+
+    MultiRun& run_;
+    int rank_;
+    RankState& st_;
+    const RankMemory& mem_;
+    std::uint32_t call_;
+    std::vector<std::byte*> have_;  // per receive of the current slice: where it was read to (nullptr: not yet)
+  };
+
  private:
   struct Task {
-    int rank;
+    Task(MultiRun& run, int rank, RankState& state, const RankMemory& mem, std::uint32_t c, Clock::time_point a)
+        : st(&state), call(c), arrival(a), transport(run, rank, state, mem, c),
+          runner(transport, state.runner, run.plan_, rank, {run.o_.elemSize, run.o_.reduce, 0, false}) {}
     RankState* st;
-    const RankMemory* mem;
     std::uint32_t call;
     Clock::time_point arrival;
-    std::size_t op = 0;
-    int q = 0;  // inside a ReduceAll: the next rank to fold
     bool done = false;
     bool recorded = false;
-    plan::SequentialOps sequential{};  // the rank's ops in the order it runs them
+    Transport transport;
+    plan::PlanRunner<Transport> runner;  // the rank's ops in the order it runs them, whole
   };
   struct Blocked {  // what the first blocked task of the last pass waits for
     WaitWord* word = nullptr;
@@ -125,95 +169,12 @@ class LlExecutor::MultiRun {
     const char* what = "";
   };
 
-  static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
-    if (v.size() < bytes) v.resize(bytes);
-    return v.data();
-  }
-
-  // Moves task t as far as it goes; true when it moved at all. Sets blocked_ for the first task of a
-  // pass that stops short of its end.
-  bool step(Task& t) {
-    const std::span<const plan::Op> ops = t.sequential.ops();
-    bool moved = false;
-    for (; t.op < ops.size(); ++t.op, t.q = 0, moved = true) {
-      const plan::Op& op = ops[t.op];
-      if (op.count() <= 0) continue;
-      const auto elems = static_cast<std::size_t>(op.count());
-      const std::size_t bytes = elems * o_.elemSize;
-      const std::byte* src = op.reads() ? t.mem->at(op.src, 0, o_.elemSize) : nullptr;
-      std::byte* dst = op.writes() ? t.mem->at(op.dst, 0, o_.elemSize) : nullptr;
-      switch (op.kind) {
-        case plan::OpKind::Send: {
-          LlConnection& c = ex_.connection(op.channel, t.rank, op.peer);
-          if (!c.hasRoom(bytes)) {
-            block(t, c, c.acked(), bytes, true, op.peer, "room in its ring to");
-            return moved;
-          }
-          c.write(src, bytes);
-          t.st->sent.push_back(&c);
-          break;
-        }
-        case plan::OpKind::Copy:
-          if (src != dst) std::memmove(dst, src, bytes);
-          break;
-        case plan::OpKind::Recv:
-          if (!tryReceive(t, op.channel, op.peer, dst, bytes)) return moved;
-          break;
-        case plan::OpKind::RecvReduce: {
-          std::byte* in = buffer(t.st->incoming, bytes);
-          if (!tryReceive(t, op.channel, op.peer, in, bytes)) return moved;
-          o_.reduce(dst, src, in, elems);
-          break;
-        }
-        case plan::OpKind::ReduceAll: {
-          std::byte* acc = buffer(t.st->acc, bytes);  // kept across passes (the rank's own)
-          std::byte* in = buffer(t.st->incoming, bytes);
-          for (; t.q < ex_.nranks_; ++t.q, moved = true) {
-            const std::byte* v = src;
-            if (t.q != t.rank) {
-              if (!tryReceive(t, op.channel, t.q, in, bytes)) return moved;
-              v = in;
-            }
-            if (t.q == 0)
-              std::memcpy(acc, v, bytes);
-            else
-              o_.reduce(acc, acc, v, elems);
-          }
-          std::memcpy(dst, acc, bytes);
-          break;
-        }
-      }
-    }
-    t.done = true;
-    return true;
-  }
-
-  bool tryReceive(Task& t, int channel, int peer, std::byte* dst, std::size_t bytes) {
-    if (bytes == 0) return true;  // an empty message has no units (and was never sent)
-    LlConnection& c = ex_.connection(channel, peer, t.rank);
-    const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
-    std::uint32_t data = 0;
-    if (!c.unitReady(units - 1, data)) {  // the last unit first: then the rest is there (run())
-      block(t, c, c.bell(), bytes, false, peer, "data from");
-      return false;
-    }
-    const std::size_t full = bytes / kLlDataBytesPerUnit;
-    for (std::size_t i = 0; i < units; ++i) {
-      if (!c.unitReady(i, data)) {  // in-order release stores make this impossible; stay correct anyway
-        block(t, c, c.bell(), bytes, false, peer, "data from");
-        return false;
-      }
-      std::memcpy(dst + i * kLlDataBytesPerUnit, &data, i < full ? kLlDataBytesPerUnit : bytes - i * kLlDataBytesPerUnit);
-    }
-    c.finishRead(bytes);
-    t.st->read.push_back(&c);
-    return true;
-  }
-
-  void block(const Task& t, LlConnection& c, WaitWord& word, std::size_t bytes, bool send, int peer, const char* what) {
-    if (haveBlocked_) return;  // keep the first blocked task of this pass
+  // Keeps the first blocked task of this pass; nullptr (a failed call's answer).
+  std::nullptr_t block(const Transport& t, const plan::RunnerLane<plan::NoLaneData>& lane, LlConnection& c, WaitWord& word,
+             std::size_t bytes, bool send, int peer, const char* what) {
+    if (!haveBlocked_) blocked_ = Blocked{&word, &c, bytes, send, t.rank_, peer, lane.opIndex(), t.call_, what};
     haveBlocked_ = true;
-    blocked_ = Blocked{&word, &c, bytes, send, t.rank, peer, t.op, t.call, what};
+    return nullptr;
   }
 
   bool blockedReady() {
@@ -230,45 +191,24 @@ class LlExecutor::MultiRun {
     if (t.st->unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(*t.st);
   }
 
-  // As RankRun::flushWakes: wakes the peers asleep on what the task's rank wrote or read.
-  static void flushWakes(Task& t) {
-    RankState& st = *t.st;
-    if (st.sent.empty() && st.read.empty()) return;
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    for (LlConnection* c : st.sent)
-      if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
-    for (LlConnection* c : st.read)
-      if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
-    st.sent.clear();
-    st.read.clear();
-  }
+  static void flushWakes(Task& t) { LlExecutor::flushWakes(*t.st); }
 
   void bumpProgress() {
     RankState& st = ex_.ranks_[static_cast<std::size_t>(blocked_.rank)];
     st.progress.store(st.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   }
 
-  [[noreturn]] void timedOut() {
-    // Name the cause first: ranks that never started this call, not only the peer waited for.
-    const std::string lateText = ex_.lateRanks(blocked_.call);
-    const std::string msg = where(plan_) + ": " + (lateText.empty() ? "" : lateText + "; ") + "rank " +
-                            std::to_string(blocked_.rank) + " timed out after " + milliseconds(o_.timeout) + " at op " +
-                            std::to_string(blocked_.op) + " waiting for " + blocked_.what + " rank " + std::to_string(blocked_.peer);
-    ex_.fail(msg);
-    throw TimeoutError(msg);
-  }
-
-  [[noreturn]] void aborted() {
-    throw TimeoutError(where(plan_) + ": rank " + std::to_string(blocked_.rank) + " aborted at op " + std::to_string(blocked_.op) +
-                       " while waiting for " + blocked_.what + " rank " + std::to_string(blocked_.peer) + " (" +
-                       ex_.abort_.reason() + ")");
+  [[noreturn]] void fail(WaitResult r) {
+    ex_.abort_.throwWaitFailure(r, where(plan_), blocked_.rank, " at op " + std::to_string(blocked_.op),
+                                blocked_.what + (" rank " + std::to_string(blocked_.peer)), o_.timeout,
+                                [&] { return ex_.lateRanks(blocked_.call); }, [&](const std::string& why) { ex_.fail(why); });
   }
 
   LlExecutor& ex_;
   const plan::Plan& plan_;
   const RunOptions& o_;
   std::chrono::nanoseconds spin_;
-  std::vector<Task> tasks_;
+  std::deque<Task> tasks_;  // a deque: a task's runner refers to its transport, so tasks never move
   Blocked blocked_;
   bool haveBlocked_ = false;
 };

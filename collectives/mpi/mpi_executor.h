@@ -1,8 +1,8 @@
 // A plan executor over MPI point-to-point: the path between nodes, and every pair of a job that spans
 // (real or emulated) nodes.
 //
-// Each rank runs its ops of the plan in the executors' order (plan::SliceWalker), channel by channel
-// interleaved (a channel that waits never stalls another; one at a phase whose deps, plan.h, are not
+// Each rank runs its ops of the plan on the executor core (plan::PlanRunner, plan_runner.h), in the
+// executors' order (plan::SliceWalker), channel by channel interleaved (a channel that waits never stalls another; one at a phase whose deps, plan.h, are not
 // met waits for this rank's other channels): a Send slice is an MPI_Isend from the
 // rank's own buffer (several in flight), a Recv slice an MPI_Irecv straight into its destination, a
 // RecvReduce or ReduceAll slice an MPI_Irecv into staging and then the reduction (ReduceAll folds

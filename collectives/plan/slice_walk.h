@@ -57,7 +57,10 @@ class SliceWalker {
     phaseBegin_ = begin;
     phaseEnd_ = begin;
     rounds_ = 0;
-    if (begin < n) {
+    if (slice_ <= 0 && begin < n) {  // whole ops: one round over every op left, in op order (no phase scan)
+      phaseEnd_ = n;
+      rounds_ = 1;
+    } else if (begin < n) {
       const Step first = s[begin];
       for (; phaseEnd_ < n; ++phaseEnd_) {
         const Step st = s[phaseEnd_];

@@ -1,5 +1,5 @@
 // ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
-// segments, and cross-process waits.
+// segments, and cross-process waits; a transport of the executor core (plan::PlanRunner).
 // A plan of several channels runs them one after the other (SliceCursor over plan::sequentialOps: as
 // listed, channel by channel, or phase by phase when the plan has phase deps, which that order honours)
 // over one connection per ordered pair: every rank walks the same order, so the k-th message on a pair
@@ -17,7 +17,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
-#include "collectives/plan/slice_walk.h"
+#include "collectives/plan/plan_runner.h"
 #include "collectives/proc/stale_sweep.h"
 
 namespace cclab::proc {
@@ -264,151 +264,106 @@ std::uint32_t ShmExecutor::arrive() {
   return call;
 }
 
-// The state of this rank during one run(): its outstanding sends and its waits.
-class ShmExecutor::RankRun {
+// The shared-memory slot transport (plan_runner.h) of this rank during one run(): its outstanding
+// sends and its waits. One sequential lane; every call waits (bounded) until it can proceed
+// (plan::WaitingTransport), and a write or the end waits for the reads of what was sent from there.
+class ShmExecutor::RankRun : public plan::WaitingTransport {
  public:
   RankRun(ShmExecutor& ex, const plan::Plan& plan, const ShmLayout& layout, const ShmRunOptions& o, std::uint32_t call)
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
   void execute() {
-    const int me = ex_.globalOf(ex_.rank_);
-    const plan::SequentialOps sequential(plan_, me);  // a copy only for plans with deps
-    const std::span<const plan::Op> ops = sequential.ops();
-    for (plan::SliceCursor cur(ops, o_.sliceElems); !cur.done(); cur.advance()) {
-      opIndex_ = cur.opIndex();
-      const plan::Op& op = ops[opIndex_];
-      const auto [lo, hi] = cur.sliceRange();
-      const std::size_t bytes = static_cast<std::size_t>(hi - lo) * o_.elemSize;
-      const std::size_t src = op.reads() ? offset(op.src, lo) : 0;
-      const std::size_t dst = op.writes() ? offset(op.dst, lo) : 0;
-      std::byte* base = ex_.own_.data();
-      switch (op.kind) {
-        case plan::OpKind::Send: send(op.peer, op.channel, src, bytes); break;
-        case plan::OpKind::Copy:
-          waitWritable(dst, bytes);
-          if (src != dst) std::memmove(base + dst, base + src, bytes);
-          break;
-        case plan::OpKind::Recv:
-        case plan::OpKind::RecvReduce: receive(op, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
-        case plan::OpKind::ReduceAll: reduceAll(op.channel, src, dst, bytes, static_cast<std::size_t>(hi - lo)); break;
-      }
+    plan::RunnerState<LaneData> state;
+    plan::PlanRunner<RankRun>(*this, state, plan_, ex_.globalOf(ex_.rank_), {o_.elemSize, o_.reduce, o_.sliceElems, false}).run();
+  }
+
+  std::byte* address(const plan::Range& r, std::int64_t lo) const {
+    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
+    switch (r.buf) {
+      case plan::Buf::Input: return base() + layout_.input + off;
+      case plan::Buf::Output: return base() + layout_.output + off;
+      case plan::Buf::Scratch: return base() + layout_.scratch + off;
     }
+    return nullptr;
+  }
+
+  // The peer is a rank of the job: on this node through the shared connection, else through the links.
+  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    opIndex_ = lane.opIndex();
+    const int peer = ex_.localOf(op.peer);
+    if (peer < 0) {
+      ex_.remote_->send(op.peer, op.channel, src, bytes);
+      return true;
+    }
+    Channel& ch = ex_.channel(ex_.rank_, peer);
+    const std::uint32_t seq = ch.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
+    waitFor(ch.consumed, seq - kSlots + 1, peer, "a free slot to");
+    const auto offset = static_cast<std::size_t>(src - base());
+    ch.slots[seq % kSlots] = offset;
+    ch.posted.store(seq + 1);
+    if (pending_.size() >= 4 * kSlots)
+      std::erase_if(pending_, [](const Pending& p) {
+        return reached(p.channel->consumed.value.load(std::memory_order_acquire), p.seq);
+      });
+    pending_.push_back({offset, offset + bytes, &ch, peer, seq + 1});
+    return true;
+  }
+
+  // From a peer on this node: its segment as mapped here, once posted; from a peer off the node:
+  // received through the links into `into` (a Recv's dst) or a buffer of the rank's own.
+  const std::byte* tryReceive(Lane& lane, const plan::Op& op, int globalPeer, std::byte* into, std::size_t bytes, int index) {
+    opIndex_ = lane.opIndex();
+    const int peer = ex_.localOf(globalPeer);
+    if (peer < 0) {
+      if (!into) {
+        if (remoteValues_.size() <= static_cast<std::size_t>(index)) remoteValues_.resize(static_cast<std::size_t>(index) + 1);
+        auto& v = remoteValues_[static_cast<std::size_t>(index)];
+        if (v.size() < bytes) v.resize(bytes);
+        into = v.data();
+      }
+      remoteReceive(globalPeer, op.channel, into, bytes);
+      return into;
+    }
+    const Channel& ch = ex_.channel(peer, ex_.rank_);
+    const std::uint32_t seq = ch.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
+    waitFor(ch.posted, seq + 1, peer, "data from");
+    return ex_.bases_[static_cast<std::size_t>(peer)] + ch.slots[seq % kSlots];
+  }
+
+  void release(Lane&, const plan::Op&, int globalPeer) {
+    const int peer = ex_.localOf(globalPeer);
+    if (peer < 0) return;
+    Channel& ch = ex_.channel(peer, ex_.rank_);
+    ch.consumed.store(ch.consumed.value.load(std::memory_order_relaxed) + 1);
+  }
+
+  // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
+  bool writable(Lane& lane, const std::byte* dst, std::size_t bytes) {
+    opIndex_ = lane.opIndex();
+    const auto at = static_cast<std::size_t>(dst - base());
+    for (const Pending& p : pending_)
+      if (p.begin < at + bytes && at < p.end) waitFor(p.channel->consumed, p.seq, p.peer, "its read of a slice by");
+    if (ex_.remote_) remoteSent(dst, bytes, "its read of a slice by");
+    return true;
+  }
+
+  bool drained(Lane& lane) {
+    opIndex_ = lane.opIndex();
     for (const Pending& p : pending_) waitFor(p.channel->consumed, p.seq, p.peer, "its last slices to be read by");
     pending_.clear();
     if (ex_.remote_) remoteSent(nullptr, SIZE_MAX, "its last slices to be received by");
+    return true;
   }
 
  private:
-  struct Pending {  // a sent slice the receiver may still be reading
+  struct Pending {  // a sent slice the receiver may still be reading (byte offsets in the segment)
     std::size_t begin, end;
     Channel* channel;
     int peer;
     std::uint32_t seq;
   };
 
-  std::size_t offset(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return layout_.input + off;
-      case plan::Buf::Output: return layout_.output + off;
-      case plan::Buf::Scratch: return layout_.scratch + off;
-    }
-    return 0;
-  }
-
-  // `peer` is a rank of the job: on this node through the shared connection, else through the links.
-  void send(int globalPeer, int channel, std::size_t src, std::size_t bytes) {
-    const int peer = ex_.localOf(globalPeer);
-    if (peer < 0) {
-      ex_.remote_->send(globalPeer, channel, ex_.own_.data() + src, bytes);
-      return;
-    }
-    Channel& ch = ex_.channel(ex_.rank_, peer);
-    const std::uint32_t seq = ch.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
-    waitFor(ch.consumed, seq - kSlots + 1, peer, "a free slot to");
-    ch.slots[seq % kSlots] = src;
-    ch.posted.store(seq + 1);
-    if (pending_.size() >= 4 * kSlots)
-      std::erase_if(pending_, [](const Pending& p) {
-        return reached(p.channel->consumed.value.load(std::memory_order_acquire), p.seq);
-      });
-    pending_.push_back({src, src + bytes, &ch, peer, seq + 1});
-  }
-
-  void receive(const plan::Op& op, std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
-    const int peer = ex_.localOf(op.peer);
-    std::byte* base = ex_.own_.data();
-    if (peer < 0) {  // off the node: into dst (Recv) or into temp, then reduced
-      waitWritable(dst, bytes);
-      if (op.kind == plan::OpKind::Recv) {
-        remoteReceive(op.peer, op.channel, base + dst, bytes);
-        return;
-      }
-      if (temp_.size() < bytes) temp_.resize(bytes);
-      remoteReceive(op.peer, op.channel, temp_.data(), bytes);
-      o_.reduce(base + dst, base + src, temp_.data(), elems);
-      return;
-    }
-    Channel& ch = ex_.channel(peer, ex_.rank_);
-    const std::uint32_t seq = ch.consumed.value.load(std::memory_order_relaxed);  // only this rank writes it
-    waitWritable(dst, bytes);
-    waitFor(ch.posted, seq + 1, peer, "data from");
-    const std::byte* remote = ex_.bases_[static_cast<std::size_t>(peer)] + ch.slots[seq % kSlots];
-    if (op.kind == plan::OpKind::Recv)
-      std::memcpy(base + dst, remote, bytes);
-    else
-      o_.reduce(base + dst, base + src, remote, elems);
-    ch.consumed.store(seq + 1);
-  }
-
-  // dst = v_0 (op) ... (op) v_{p-1}, left to right in rank order (v_q: rank q's slot; v_rank: src), so
-  // every rank gets the same bits; then every slot is consumed.
-  // Ranks are the job's: q on this node is read from its slot, q off the node received into a
-  // buffer of its own first (remote_).
-  void reduceAll(int channel, std::size_t src, std::size_t dst, std::size_t bytes, std::size_t elems) {
-    const int p = ex_.jobRanks_, me = ex_.globalOf(ex_.rank_), local = ex_.rank_;
-    std::byte* base = ex_.own_.data();
-    waitWritable(dst, bytes);
-    if (remoteValues_.size() < static_cast<std::size_t>(p)) remoteValues_.resize(static_cast<std::size_t>(p));
-    for (int q = 0; q < p; ++q) {
-      if (q == me) continue;
-      const int lq = ex_.localOf(q);
-      if (lq < 0) {
-        auto& v = remoteValues_[static_cast<std::size_t>(q)];
-        if (v.size() < bytes) v.resize(bytes);
-        remoteReceive(q, channel, v.data(), bytes);
-        continue;
-      }
-      Channel& ch = ex_.channel(lq, local);
-      waitFor(ch.posted, ch.consumed.value.load(std::memory_order_relaxed) + 1, lq, "data from");
-    }
-    auto value = [&](int q) -> const std::byte* {
-      if (q == me) return base + src;
-      const int lq = ex_.localOf(q);
-      if (lq < 0) return remoteValues_[static_cast<std::size_t>(q)].data();
-      const Channel& ch = ex_.channel(lq, local);
-      return ex_.bases_[static_cast<std::size_t>(lq)] + ch.slots[ch.consumed.value.load(std::memory_order_relaxed) % kSlots];
-    };
-    if (p == 1) {
-      if (src != dst) std::memmove(base + dst, base + src, bytes);
-      return;
-    }
-    // Accumulate in dst unless dst overlaps src and src is still to be read after the first step.
-    const bool overlap = dst < src + bytes && src < dst + bytes;
-    std::byte* acc = base + dst;
-    if (overlap && !(me == 0 && src == dst)) {
-      if (temp_.size() < bytes) temp_.resize(bytes);
-      acc = temp_.data();
-    }
-    o_.reduce(acc, value(0), value(1), elems);
-    for (int q = 2; q < p; ++q) o_.reduce(acc, acc, value(q), elems);
-    if (acc != base + dst) std::memcpy(base + dst, acc, bytes);
-    for (int lq = 0; lq < ex_.nranks_; ++lq)
-      if (lq != local) {
-        Channel& ch = ex_.channel(lq, local);
-        ch.consumed.store(ch.consumed.value.load(std::memory_order_relaxed) + 1);
-      }
-  }
+  [[nodiscard]] std::byte* base() const { return ex_.own_.data(); }
 
   // Through the links, bounded like every wait here; a failure aborts this node's ranks too.
   void remoteReceive(int globalPeer, int channel, std::byte* dst, std::size_t bytes) {
@@ -435,13 +390,6 @@ class ShmExecutor::RankRun {
     throw TimeoutError(head() + " stopped: stopped by rank " + std::to_string(ex_.globalOf(static_cast<int>(code) - 1)) + where);
   }
 
-  // Before writing [dst, dst+bytes): every slice this rank sent from there must have been read.
-  void waitWritable(std::size_t dst, std::size_t bytes) {
-    for (const Pending& p : pending_)
-      if (p.begin < dst + bytes && dst < p.end) waitFor(p.channel->consumed, p.seq, p.peer, "its read of a slice by");
-    if (ex_.remote_) remoteSent(ex_.own_.data() + dst, bytes, "its read of a slice by");
-  }
-
   void waitFor(const SharedWord& word, std::uint32_t target, int peer, const char* what) {
     if (reached(word.value.load(std::memory_order_acquire), target)) return;
     ex_.waitReady(word, [target](std::uint32_t v) { return reached(v, target); }, peer, what, {&plan_, opIndex_, call_},
@@ -456,8 +404,7 @@ class ShmExecutor::RankRun {
   const ShmRunOptions& o_;
   std::uint32_t call_;  // this rank's call number (arrived counter)
   std::vector<Pending> pending_;
-  std::vector<std::byte> temp_;  // ReduceAll's accumulator when dst is this rank's src; remote RecvReduce
-  std::vector<std::vector<std::byte>> remoteValues_;  // ReduceAll: the slices of ranks off the node
+  std::vector<std::vector<std::byte>> remoteValues_;  // slices received from ranks off the node
   std::size_t opIndex_ = 0;
 };
 

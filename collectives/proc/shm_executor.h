@@ -31,6 +31,7 @@
 #include "collectives/core/dtype.h"
 #include "collectives/core/ll_ring.h"
 #include "collectives/plan/plan.h"
+#include "collectives/plan/plan_runner.h"
 #include "collectives/proc/shared_wait.h"
 #include "collectives/proc/shm_segment.h"
 
@@ -213,7 +214,8 @@ class ShmExecutor {
   std::vector<LlRing> llTo_, llFrom_;
   std::vector<std::uint64_t> llHead_, llRoom_, llTail_;
   std::vector<int> llSent_, llRead_;               // LlRun's, kept between calls
-  std::vector<std::byte> llAcc_, llIncoming_;
+  std::vector<std::byte> llIncoming_;
+  plan::RunnerState<plan::NoLaneData> llRunner_;
 };
 
 }  // namespace cclab::proc

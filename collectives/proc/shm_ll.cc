@@ -42,42 +42,20 @@ bool ShmExecutor::llFits(const plan::Plan& plan, std::size_t elemSize) const {
   return true;
 }
 
-class ShmExecutor::LlRun {
+class ShmExecutor::LlRun : public plan::WaitingTransport {
  public:
   LlRun(ShmExecutor& ex, const plan::Plan& plan, const LocalBuffers& mem, const ShmRunOptions& o, std::uint32_t call)
       : ex_(ex), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
+  // The ops in the rank's op order (whole ops, plan_runner.h), this class the transport.
   void execute() {
-    const plan::SequentialOps sequential(plan_, ex_.rank_);  // phase by phase when the plan has deps (plan.h)
-    const std::span<const plan::Op> ops = sequential.ops();
-    for (opIndex_ = 0; opIndex_ < ops.size(); ++opIndex_) {
-      const plan::Op& op = ops[opIndex_];
-      if (op.count() <= 0) continue;
-      const auto elems = static_cast<std::size_t>(op.count());
-      const std::size_t bytes = elems * o_.elemSize;
-      const std::byte* src = op.reads() ? address(op.src) : nullptr;
-      std::byte* dst = op.writes() ? address(op.dst) : nullptr;
-      switch (op.kind) {
-        case plan::OpKind::Send: send(op.peer, src, bytes); break;
-        case plan::OpKind::Copy:
-          if (src != dst) std::memmove(dst, src, bytes);
-          break;
-        case plan::OpKind::Recv: receive(op.peer, dst, bytes); break;
-        case plan::OpKind::RecvReduce: {
-          std::byte* in = buffer(incoming_, bytes);
-          receive(op.peer, in, bytes);
-          o_.reduce(dst, src, in, elems);
-          break;
-        }
-        case plan::OpKind::ReduceAll: reduceAll(src, dst, bytes, elems); break;
-      }
-    }
+    plan::PlanRunner<LlRun>(*this, ex_.llRunner_, plan_, ex_.rank_, {o_.elemSize, o_.reduce, 0, false}).run();
     flushWakes();
   }
 
- private:
-  std::byte* address(const plan::Range& r) const {
-    const auto off = static_cast<std::size_t>(r.offset) * o_.elemSize;
+  // The LL transport (plan::WaitingTransport: every call waits itself, bounded, until it can proceed).
+  std::byte* address(const plan::Range& r, std::int64_t lo) const {
+    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
     switch (r.buf) {
       case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;
       case plan::Buf::Output: return mem_.output + off;
@@ -85,11 +63,19 @@ class ShmExecutor::LlRun {
     }
     return nullptr;
   }
-  static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
-    if (v.size() < bytes) v.resize(bytes);
-    return v.data();
+  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
+    opIndex_ = lane.opIndex();
+    send(op.peer, src, bytes);
+    return true;
+  }
+  const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
+    opIndex_ = lane.opIndex();
+    std::byte* in = into ? into : plan::stagingSlot(incoming_, op, ex_.nranks_, index, bytes);
+    receive(peer, in, bytes);
+    return in;
   }
 
+ private:
   void send(int peer, const std::byte* src, std::size_t bytes) {
     const auto q = static_cast<std::size_t>(peer);
     if (llUnitsFor(bytes) > ex_.llTo_[q].ringUnits())  // could never fit: refuse rather than wait out the timeout
@@ -121,24 +107,6 @@ class ShmExecutor::LlRun {
     ex_.llTail_[q] = tail + llUnitsFor(bytes);
     ex_.llWords(peer, ex_.rank_).acked.value.store(static_cast<std::uint32_t>(ex_.llTail_[q]), std::memory_order_release);
     read_.push_back(peer);
-  }
-
-  // dst = v_0 (op) v_1 (op) ... (op) v_{p-1}, folded left in rank order (v_rank = src).
-  void reduceAll(const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    std::byte* acc = buffer(acc_, bytes);  // dst may be src: fold aside, write dst last
-    std::byte* in = buffer(incoming_, bytes);
-    for (int q = 0; q < ex_.nranks_; ++q) {
-      const std::byte* v = src;
-      if (q != ex_.rank_) {
-        receive(q, in, bytes);
-        v = in;
-      }
-      if (q == 0)
-        std::memcpy(acc, v, bytes);
-      else
-        o_.reduce(acc, acc, v, elems);
-    }
-    std::memcpy(dst, acc, bytes);
   }
 
   // Wakes the peers asleep on what this rank wrote (data: bell) or read (room: acked). The fence
@@ -180,8 +148,7 @@ class ShmExecutor::LlRun {
   // The executor's, reused by every call (no allocation per call once they have grown).
   std::vector<int>& sent_ = ex_.llSent_;  // peers whose waiters may need a wake-up
   std::vector<int>& read_ = ex_.llRead_;
-  std::vector<std::byte>& acc_ = ex_.llAcc_;  // ReduceAll's accumulator
-  std::vector<std::byte>& incoming_ = ex_.llIncoming_;  // a received message
+  std::vector<std::byte>& incoming_ = ex_.llIncoming_;  // received messages
 };
 
 void ShmExecutor::runLl(const plan::Plan& plan, const LocalBuffers& buffers, const ShmRunOptions& options) {
