@@ -12,6 +12,7 @@
 #include <bit>
 #include <cstdint>
 #include <cstring>
+#include <fstream>
 #include <span>
 #include <string>
 #include <vector>
@@ -32,6 +33,15 @@ std::string rankList(const std::vector<int>& ranks) {
   for (std::size_t i = 0; i < ranks.size() && i < kMaxNamed; ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
   if (ranks.size() > kMaxNamed) text += " and " + std::to_string(ranks.size() - kMaxNamed) + " more";
   return text;
+}
+
+// Whether `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/<pid>/stat.
+bool processStopped(pid_t pid) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/stat");
+  std::string text;
+  if (pid <= 0 || !in || !std::getline(in, text)) return false;
+  const auto close = text.rfind(')');  // "pid (comm) state ...": comm may hold spaces and ')'
+  return close != std::string::npos && close + 2 < text.size() && (text[close + 2] == 'T' || text[close + 2] == 't');
 }
 
 std::string milliseconds(std::chrono::nanoseconds d) {
@@ -193,6 +203,28 @@ std::vector<int> ShmExecutor::lostRanks() const {
   return lost;
 }
 
+std::vector<int> ShmExecutor::othersLost() const {
+  std::vector<int> lost = lostRanks();
+  std::erase(lost, rank_);
+  return lost;
+}
+
+ShmExecutor::Culprit ShmExecutor::culprit(int peer) const {
+  std::vector<bool> seen(static_cast<std::size_t>(nranks_), false);
+  seen[static_cast<std::size_t>(rank_)] = true;
+  for (int at = peer;;) {
+    seen[static_cast<std::size_t>(at)] = true;
+    if (processStopped(info(at).pid.load(std::memory_order_acquire))) return {globalOf(at), false};
+    const std::int32_t code = info(at).waitingFor.load(std::memory_order_acquire);
+    if (code == 0) return {globalOf(at), false};  // waits for nobody: it is late
+    if (code == kWaitsOffNode) return {globalOf(at), true};
+    const int next = localOf(code - 1);
+    if (next < 0) return {code - 1, true};
+    if (seen[static_cast<std::size_t>(next)]) return {globalOf(peer), false};  // a cycle: no better guess than the peer
+    at = next;
+  }
+}
+
 std::vector<int> ShmExecutor::lateRanks(std::uint32_t call) const {
   std::vector<int> late;
   for (int r = 0; r < nranks_; ++r)
@@ -212,7 +244,9 @@ std::string ShmExecutor::tail(const WaitSite& site, int peer, const char* what) 
 void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std::uint32_t)>& ready, int peer,
                             const char* what, const WaitSite& site, std::chrono::nanoseconds timeout,
                             std::chrono::nanoseconds spin) {
-  const auto deadline = Clock::now() + timeout;
+  const Waiting waiting(*this, globalOf(peer) + 1);
+  auto deadline = Clock::now() + timeout;
+  bool graced = false;  // the deadline was moved by remoteGrace once
   auto livenessAt = Clock::now() + kLivenessCheck;
   for (;;) {  // in rounds of kLivenessCheck, checking between them that the peer still runs
     // Sends to other nodes still in flight: shorter rounds, moving them along between rounds.
@@ -223,7 +257,13 @@ void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std
     if (r == WaitResult::Ready) return;
     if (r == WaitResult::Aborted) break;
     const auto now = Clock::now();
-    if (now >= deadline) break;
+    if (now >= deadline) {
+      // The chain of waits leaves the node: the ranks there see further, give them time to report.
+      if (graced || !lateRanks(site.call).empty() || !culprit(peer).offNode) break;
+      graced = true;
+      deadline = now + remoteGrace(timeout);
+      continue;
+    }
     if (now < livenessAt) continue;
     livenessAt = now + kLivenessCheck;
     if (!alive(peer)) {
@@ -233,15 +273,23 @@ void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std
     }
   }
   if (control().abort.value.load(std::memory_order_acquire) == 0) {
-    // Timed out. Blame the ranks that never started this call when there are any, else the peer.
+    // Timed out. Blame the ranks that never started this call when there are any, else the end of the
+    // chain of waits from the peer (the peer itself unless it waits for another rank).
     const std::vector<int> late = lateRanks(site.call);
-    fail(late.empty() ? std::vector<int>{peer} : late);
-    throw TimeoutError(head(site) + " lost " + rankList(globalOf(late.empty() ? std::vector<int>{peer} : late)) +
-                       ": timed out after " + milliseconds(timeout) + tail(site, peer, what) +
-                       (late.empty() ? "" : " (never arrived)"));
+    if (!late.empty()) {
+      fail(late);
+      throw TimeoutError(head(site) + " lost " + rankList(globalOf(late)) + ": timed out after " + milliseconds(timeout) +
+                         tail(site, peer, what) + " (never arrived)");
+    }
+    const Culprit c = culprit(peer);
+    const int local = localOf(c.global);
+    fail(local >= 0 ? std::vector<int>{local} : std::vector<int>{});
+    throw TimeoutError(head(site) + " lost rank " + std::to_string(c.global) + ": timed out after " +
+                       milliseconds(graced ? timeout + remoteGrace(timeout) : timeout) + tail(site, peer, what) +
+                       (c.global == globalOf(peer) ? "" : c.offNode ? " (which waits for it on another node)" : " (which waits for it)"));
   }
   const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
-  const std::vector<int> lost = lostRanks();
+  const std::vector<int> lost = othersLost();
   throw TimeoutError(head(site) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) + ": stopped by rank " +
                      std::to_string(globalOf(static_cast<int>(code) - 1)) + tail(site, peer, what));
 }
@@ -251,7 +299,7 @@ void ShmExecutor::throwIfAborted(const plan::Plan& plan) const {
   if (code == 0) return;
   // Already aborted (by this rank in an earlier call, or by a peer before this rank got here): the
   // same one line as the ranks that were waiting, naming the lost ranks.
-  const std::vector<int> lost = lostRanks();
+  const std::vector<int> lost = othersLost();
   throw TimeoutError("proc " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) +
                      ": rank " + std::to_string(globalOf(rank_)) + (lost.empty() ? " stopped" : " lost " + rankList(globalOf(lost))) +
                      ": stopped by rank " + std::to_string(globalOf(static_cast<int>(code) - 1)) + " before this call");
@@ -366,15 +414,19 @@ class ShmExecutor::RankRun : public plan::WaitingTransport {
   [[nodiscard]] std::byte* base() const { return ex_.own_.data(); }
 
   // Through the links, bounded like every wait here; a failure aborts this node's ranks too.
+  // A wait for another node times out remoteGrace later: that node's ranks see further.
   void remoteReceive(int globalPeer, int channel, std::byte* dst, std::size_t bytes) {
-    const auto r = ex_.remote_->receive(globalPeer, channel, dst, bytes, Clock::now() + o_.timeout, stopped());
+    const Waiting waiting(ex_, globalPeer + 1);
+    const auto r = ex_.remote_->receive(globalPeer, channel, dst, bytes, Clock::now() + remoteTimeout(), stopped());
     remoteFailure(r, globalPeer, "data from");
   }
   void remoteSent(const std::byte* begin, std::size_t bytes, const char* what) {
     int peer = -1;
-    const auto r = ex_.remote_->sent(begin, bytes, Clock::now() + o_.timeout, stopped(), peer);
+    const Waiting waiting(ex_, kWaitsOffNode);
+    const auto r = ex_.remote_->sent(begin, bytes, Clock::now() + remoteTimeout(), stopped(), peer);
     remoteFailure(r, peer, what);
   }
+  [[nodiscard]] std::chrono::nanoseconds remoteTimeout() const { return o_.timeout + remoteGrace(o_.timeout); }
   [[nodiscard]] std::function<bool()> stopped() const {
     return [this] { return ex_.control().abort.value.load(std::memory_order_acquire) != 0; };
   }
@@ -383,7 +435,7 @@ class ShmExecutor::RankRun : public plan::WaitingTransport {
     const std::string where = " at op " + std::to_string(opIndex_) + " waiting for " + what + " rank " + std::to_string(globalPeer);
     if (r == RemoteLinks::Wait::TimedOut) {
       ex_.fail({});  // this node's ranks stop too
-      throw TimeoutError(head() + " lost rank " + std::to_string(globalPeer) + ": timed out after " + milliseconds(o_.timeout) +
+      throw TimeoutError(head() + " lost rank " + std::to_string(globalPeer) + ": timed out after " + milliseconds(remoteTimeout()) +
                          where + " (on another node)");
     }
     const std::uint32_t code = ex_.control().abort.value.load(std::memory_order_acquire);

@@ -96,6 +96,9 @@ class ShmExecutor {
   static constexpr int kMaxRanks = 256;
   static constexpr std::chrono::milliseconds kLivenessCheck{100};
   static constexpr std::chrono::microseconds kProgressRound{50};  // RemoteLinks::progress this often in a wait
+  // A wait whose chain of waits leads to another node times out this much later than the timeout, so
+  // the ranks on the node of the rank that holds the job up, which can name it, report first.
+  static constexpr std::chrono::nanoseconds remoteGrace(std::chrono::nanoseconds timeout) { return timeout / 2; }
 
   // Rank `rank` of `nranks` joins job `job`: rank 0 creates the control segment, every rank creates its
   // buffer segment of `bufferBytes` and maps every peer's; joining takes at most `timeout` in all, else
@@ -179,7 +182,32 @@ class ShmExecutor {
     SharedWord arrived;                    // calls this rank has started
     std::atomic<std::int32_t> pid;         // 0 until the rank joined
     std::atomic<std::uint64_t> startTime;  // stale_sweep.h's processStartTime of that pid
+    // Whom this rank waits for now, so a peer that times out can follow the chain of waits to the rank
+    // that holds it up: 1 + a global rank, kWaitsOffNode for a send to some rank off the node, 0 none.
+    std::atomic<std::int32_t> waitingFor;
   };
+  static constexpr std::int32_t kWaitsOffNode = -1;
+  // Sets this rank's waitingFor for the lifetime of a wait.
+  class Waiting {
+   public:
+    Waiting(const ShmExecutor& ex, std::int32_t code) : info_(ex.info(ex.rank_)) { info_.waitingFor.store(code, std::memory_order_release); }
+    ~Waiting() { info_.waitingFor.store(0, std::memory_order_release); }
+    Waiting(const Waiting&) = delete;
+    Waiting& operator=(const Waiting&) = delete;
+
+   private:
+    RankInfo& info_;
+  };
+  // Whom a timed-out wait for local rank `peer` blames: the end of the chain of waits from `peer`
+  // (a stopped process, or a rank that waits for nobody), never this rank; offNode when the chain
+  // leaves the node (that node's ranks see further, so this one reports only after remoteGrace).
+  struct Culprit {
+    int global;
+    bool offNode;
+  };
+  [[nodiscard]] Culprit culprit(int peer) const;
+  // The lost ranks, except this one (a rank that was stopped and resumes does not blame itself).
+  [[nodiscard]] std::vector<int> othersLost() const;
   [[nodiscard]] RankInfo& info(int r) const;
   // Counts this rank as joined, waits (until `deadline`) for every rank of the node, then removes the
   // names of the segments this rank created: from then on no file is left behind, however it ends.
