@@ -1,0 +1,43 @@
+#!/bin/bash
+# A rank stopped (SIGSTOP) in the middle of a hierarchical allreduce across 2 emulated nodes is the rank
+# every blame line names, the first one included, and no rank blames itself: the ranks waiting for a
+# rank that waits for the stopped one follow the chain of waits (shm_executor.cc), and a wait across
+# nodes reports only after the node that sees the stopped rank did. Stops rank VICTIM in ROUNDS jobs
+# (where it stops in the plan differs from job to job).
+# Usage: stopped_rank_blame.sh VICTIM ROUNDS MPIRUN... -- ALL_REDUCE_PERF
+set -u
+victim=$1 rounds=$2
+shift 2
+mpirun=()
+while [ "$1" != "--" ]; do mpirun+=("$1"); shift; done
+perf=$2
+out=$(mktemp)
+trap 'rm -f "$out"' EXIT
+for round in $(seq "$rounds"); do
+  : >"$out"
+  CCLAB_RANKS_PER_NODE=2 timeout 60 "${mpirun[@]}" -x CCLAB_RANKS_PER_NODE -np 4 "$perf" --algo hier -b 1M -e 1M \
+    -w 1 -n 1000000 --timeout 1000 >"$out" 2>&1 &
+  job=$!
+  pid=""
+  for _ in $(seq 300); do  # the rank's line of the device list gives its pid
+    pid=$(sed -n "s/^# *Rank *$victim Group .* pid \([0-9]*\) .*/\1/p" "$out")
+    [ -n "$pid" ] && break
+    sleep 0.1
+  done
+  [ -n "$pid" ] || { echo "round $round: no pid for rank $victim"; cat "$out"; kill "$job"; exit 1; }
+  sleep 1  # well into the timed iterations
+  kill -STOP "$pid"
+  wait "$job"
+  kill -CONT "$pid" 2>/dev/null
+  blames=$(grep -o 'rank [0-9]* lost ranks\? [0-9, ]*' "$out")
+  echo "round $round, rank $victim stopped:"
+  grep 'proc allreduce/hier' "$out"
+  first=$(echo "$blames" | head -1)
+  case "$first" in
+    *"lost rank $victim") ;;
+    *) echo "FAIL: the first blame is '$first', not rank $victim"; exit 1 ;;
+  esac
+  if echo "$blames" | grep -v "lost rank $victim\$" | grep -q .; then echo "FAIL: a blame names another rank"; exit 1; fi
+  if echo "$blames" | grep -q "^rank $victim "; then echo "FAIL: rank $victim blames itself"; exit 1; fi
+done
+echo "every blame names rank $victim"
