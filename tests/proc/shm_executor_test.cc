@@ -270,6 +270,42 @@ TEST(ProcShmExecutor, ASurvivorThatCallsAfterTheAbortNamesTheLostRank) {
   EXPECT_EQ(cleanupStaleSegments(job), 0U);
 }
 
+// A rank stopped (SIGSTOP) before its call is named by the others at their timeout; resumed, it stops
+// too, naming the rank that stopped the job and not blaming itself ("rank 2 lost rank 2").
+TEST(ProcShmExecutor, AStoppedRankIsNamedByTheOthersAndDoesNotBlameItselfOnceResumed) {
+  const std::string job = makeJobId();
+  constexpr int kRanks = 3;
+  testing::ReadyPipe joined;
+  const auto plan = plan::makePlan(plan::Collective::AllReduce, plan::Algorithm::Ring, kRanks, 1000);
+  ShmRunOptions o;
+  o.reduce = hostReduceFn(DataType::Float32, ReduceOp::Sum);
+  o.timeout = std::chrono::milliseconds(300);
+  std::vector<pid_t> kids;
+  for (int r = 0; r < kRanks; ++r)
+    kids.push_back(forkChild([&, r] {
+      ShmExecutor ex(job, r, kRanks, 8192, std::chrono::seconds(10));
+      if (r == 2) {
+        joined.signal();
+        raise(SIGSTOP);  // until the parent sends SIGCONT, after the others have ended
+      }
+      try {
+        ex.run(plan, ShmLayout{0, 4096, 8192}, o);
+      } catch (const TimeoutError& e) {
+        const std::string msg = e.what();
+        std::fprintf(stderr, "rank %d: %s\n", r, msg.c_str());
+        if (r != 2) return msg.find("lost rank 2:") != std::string::npos ? 6 : 7;
+        return msg.find("lost") == std::string::npos && msg.find("stopped by rank") != std::string::npos ? 6 : 7;
+      }
+      return 0;
+    }));
+  ASSERT_TRUE(joined.wait());
+  EXPECT_TRUE(exitedWith(waitChild(kids[0]), 6));
+  EXPECT_TRUE(exitedWith(waitChild(kids[1]), 6));
+  kill(kids[2], SIGCONT);
+  EXPECT_TRUE(exitedWith(waitChild(kids[2]), 6));
+  EXPECT_EQ(leftovers(job), 0);
+}
+
 TEST(ProcShmExecutor, JoiningAJobWhosePeerNeverComesTimesOutNamingItsSegment) {
   const std::string job = makeJobId();
   const auto start = Clock::now();
