@@ -216,8 +216,8 @@ ShmExecutor::Culprit ShmExecutor::culprit(int peer) const {
     seen[static_cast<std::size_t>(at)] = true;
     if (processStopped(info(at).pid.load(std::memory_order_acquire))) return {globalOf(at), false};
     const std::int32_t code = info(at).waitingFor.load(std::memory_order_acquire);
-    if (code == 0) return {globalOf(at), false};  // waits for nobody: it is late
     if (code == kWaitsOffNode) return {globalOf(at), true};
+    if (code <= 0 || code > jobRanks_) return {globalOf(at), false};  // waits for nobody: it is late
     const int next = localOf(code - 1);
     if (next < 0) return {code - 1, true};
     if (seen[static_cast<std::size_t>(next)]) return {globalOf(peer), false};  // a cycle: no better guess than the peer
