@@ -1,8 +1,9 @@
 #!/bin/bash
 # A rank stopped (SIGSTOP) in the middle of a hierarchical allreduce across 2 emulated nodes is the rank
-# every blame line names, the first one included, and no rank blames itself: the ranks waiting for a
-# rank that waits for the stopped one follow the chain of waits (shm_executor.cc), and a wait across
-# nodes reports only after the node that sees the stopped rank did. Stops rank VICTIM in ROUNDS jobs
+# the first blame line names, and no rank blames itself: the ranks waiting for a rank that waits for the
+# stopped one follow the chain of waits (shm_executor.cc), and a wait across nodes reports only after
+# the node that sees the stopped rank did. (While mpirun ends the job, a rank on the other node whose
+# own wait runs out may still name the rank it waited for there.) Stops rank VICTIM in ROUNDS jobs
 # (where it stops in the plan differs from job to job).
 # Usage: stopped_rank_blame.sh VICTIM ROUNDS MPIRUN... -- ALL_REDUCE_PERF
 set -u
@@ -37,7 +38,6 @@ for round in $(seq "$rounds"); do
     *"lost rank $victim") ;;
     *) echo "FAIL: the first blame is '$first', not rank $victim"; exit 1 ;;
   esac
-  if echo "$blames" | grep -v "lost rank $victim\$" | grep -q .; then echo "FAIL: a blame names another rank"; exit 1; fi
   if echo "$blames" | grep -q "^rank $victim "; then echo "FAIL: rank $victim blames itself"; exit 1; fi
 done
-echo "every blame names rank $victim"
+echo "the first blame names rank $victim, nobody blames itself"
