@@ -97,9 +97,18 @@ IdxArray readIdxFile(const std::filesystem::path& path) {
                              "a data file's limit");
   if (const auto available = conventions::hostMemoryAvailable())
     conventions::requireMemory(elements, *available, where, "host memory (MemAvailable)");
-  a.data.resize(static_cast<std::size_t>(elements));
-  const std::size_t have = in.read(a.data.data(), a.data.size());
-  if (have < a.data.size())
+  // The buffer grows with the bytes that really arrive (doubling, capped at the claim), so a short file
+  // whose header claims gigabytes never allocates more than about twice what it holds.
+  const auto want = static_cast<std::size_t>(elements);
+  std::size_t have = 0;
+  while (have < want) {
+    const std::size_t next = std::min(want, std::max<std::size_t>(2 * have, kReadChunk));
+    a.data.resize(next);
+    const std::size_t got = in.read(a.data.data() + have, next - have);
+    have += got;
+    if (have < next) break;
+  }
+  if (have < want)
     throw Error(where + " is truncated: " + std::to_string(have) + " of " + std::to_string(elements) + " elements");
   // Bytes past the payload: counted a chunk at a time up to one chunk, never inflated whole.
   std::vector<std::uint8_t> rest(kReadChunk);
