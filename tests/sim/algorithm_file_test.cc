@@ -16,6 +16,8 @@
 #include "sim/topology.h"
 
 namespace cclab::sim {
+#include "tests/support/shell_run.h"
+
 namespace {
 
 using plan::Collective;
@@ -64,21 +66,10 @@ TEST(SimAlgorithmFiles, PublicExamplesReplay) {
   }
 }
 
-struct CliRun {
-  int status = -1;
-  std::string output;
-};
+using CliRun = cclab::testing::CommandRun;
 
 CliRun runSim(const std::string& args) {
-  const std::string cmd = std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
-  const int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return cclab::testing::runShell(std::string(CCLAB_SIM_BIN) + " " + args);
 }
 
 // cclab-sim plan: export in one format, convert to the other through file:, and print the plan: the

@@ -10,6 +10,7 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -17,21 +18,10 @@ namespace {
 using cclab::testing::slurp;
 using cclab::testing::TempDir;
 
-struct CliRun {
-  int status = -1;
-  std::string output;
-};
+using CliRun = cclab::testing::CommandRun;
 
 CliRun run(const std::string& args) {
-  const std::string cmd = std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
-  const int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return cclab::testing::runShell(std::string(CCLAB_SIM_BIN) + " " + args);
 }
 
 const std::string kData = std::string(CCLAB_SOURCE_DIR) + "/tests/sim/data/";

@@ -13,23 +13,14 @@
 #include <string>
 #include <sys/wait.h>
 
+#include "tests/support/shell_run.h"
+
 namespace {
 
-struct CliRun {
-  int status = -1;
-  std::string output;
-};
+using CliRun = cclab::testing::CommandRun;
 
 CliRun run(const std::string& args) {
-  const std::string cmd = std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
-  CliRun r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
-  const int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return cclab::testing::runShell(std::string(CCLAB_SIM_BIN) + " " + args);
 }
 
 }  // namespace

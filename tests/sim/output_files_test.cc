@@ -18,6 +18,7 @@
 
 #include "sim/presets.h"
 #include "sim/topology_json.h"
+#include "tests/support/shell_run.h"
 #include "tests/support/temp_dir.h"
 
 namespace {
@@ -31,22 +32,11 @@ struct TempDir : cclab::testing::TempDir {
   TempDir() : cclab::testing::TempDir("cclab-sim-out") {}
 };
 
-struct SimRun {
-  int status = -1;
-  std::string output;
-};
+using SimRun = cclab::testing::CommandRun;
 
 // `prefix` runs in the shell before cclab-sim (e.g. a ulimit).
 SimRun sim(const std::string& args, const std::string& prefix = "") {
-  const std::string cmd = prefix + " exec " + std::string(CCLAB_SIM_BIN) + " " + args + " 2>&1";
-  SimRun r;
-  FILE* f = popen(cmd.c_str(), "r");
-  if (!f) return r;
-  char buf[4096];
-  while (std::fgets(buf, sizeof buf, f)) r.output += buf;
-  const int st = pclose(f);
-  r.status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-  return r;
+  return cclab::testing::runShell(prefix + " exec " + std::string(CCLAB_SIM_BIN) + " " + args);
 }
 
 // 512-byte blocks: a 4 KiB limit, far below the 4M run's trace; SIGXFSZ ignored so write() fails.
