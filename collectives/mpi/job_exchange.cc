@@ -7,6 +7,7 @@
 #include <string_view>
 #include <thread>
 
+#include "collectives/conventions/job_agreement.h"
 #include "collectives/core/errors.h"
 #include "collectives/mpi/mpi_world.h"
 
@@ -23,22 +24,6 @@ constexpr auto kPollPause = std::chrono::microseconds(200);
 using Clock = std::chrono::steady_clock;
 
 std::string seconds(std::chrono::milliseconds t) { return std::to_string(t.count() / 1000.0).substr(0, 4) + " s"; }
-
-std::string rankRanges(const std::vector<int>& ranks) {
-  std::string out;
-  for (std::size_t i = 0; i < ranks.size();) {
-    std::size_t j = i;
-    while (j + 1 < ranks.size() && ranks[j + 1] == ranks[j] + 1) ++j;
-    if (!out.empty()) out += ',';
-    out += std::to_string(ranks[i]);
-    if (j > i) {
-      out += '-';
-      out += std::to_string(ranks[j]);
-    }
-    i = j + 1;
-  }
-  return out;
-}
 
 // A message from `source` (or any) with `tag`, if one has come: its bytes and sender.
 bool tryReceive(int source, int tag, std::string& bytes, int& from) {
@@ -120,7 +105,7 @@ std::pair<int, std::string> agreeAtStart(const std::string& mine, const JobJudge
       std::vector<int> absent;
       for (int r = 0; r < size; ++r)
         if (!arrived[static_cast<std::size_t>(r)]) absent.push_back(r);
-      throw TimeoutError("rank 0: " + std::string(absent.size() == 1 ? "rank " : "ranks ") + rankRanges(absent) +
+      throw TimeoutError("rank 0: " + std::string(absent.size() == 1 ? "rank " : "ranks ") + conventions::rankList(absent) +
                          " did not reach the start-of-job agreement within " + seconds(timeout) + " (stopped, or started another program)");
     }
     std::this_thread::sleep_for(kPollPause);
