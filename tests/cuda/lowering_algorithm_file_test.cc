@@ -12,6 +12,7 @@
 #include "collectives/plan/interpret.h"
 #include "tests/cuda/lowered_checks.h"
 #include "tests/cuda/lowered_memory.h"
+#include "tests/plan/algorithms/public_algorithms.h"
 
 namespace cclab::cuda {
 namespace {
@@ -19,16 +20,8 @@ namespace {
 using test_support::Memory;
 
 TEST(Lowering, AlgorithmFilesAreRaceFreeAndComputeThePlan) {
-  struct Example {
-    const char* file;
-    plan::Collective collective;
-    int nranks;
-  };
-  for (const auto& e : {Example{"msccl_allreduce_allpairs_8.xml", plan::Collective::AllReduce, 8},
-                        Example{"msccl_allreduce_hierarchical_4x2.xml", plan::Collective::AllReduce, 8},
-                        Example{"mscclpp_allgather_2gpus.json", plan::Collective::AllGather, 2},
-                        Example{"mscclpp_allreduce_allpairs_4.json", plan::Collective::AllReduce, 4}}) {
-    const plan::Algorithm a = plan::parseAlgorithm(std::string("file:") + CCLAB_SOURCE_DIR + "/tests/plan/algorithms/" + e.file);
+  for (const auto& e : cclab::testing::kPublicAlgorithms) {
+    const plan::Algorithm a = plan::parseAlgorithm("file:" + cclab::testing::publicAlgorithmPath(e.file));
     for (std::int64_t count : {std::int64_t{64}, std::int64_t{131}})
       for (bool inPlace : {false, true}) {
         SCOPED_TRACE(std::string(e.file) + " n=" + std::to_string(count) + (inPlace ? " in place" : ""));

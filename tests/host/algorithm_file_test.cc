@@ -10,6 +10,7 @@
 #include "collectives/communicator.h"
 #include "collectives/core/test_data.h"
 #include "collectives/plan/algorithm_file.h"
+#include "tests/plan/algorithms/public_algorithms.h"
 
 namespace cclab {
 namespace {
@@ -58,18 +59,9 @@ std::size_t wrongAfter(Communicator& comm, Collective c, plan::Algorithm a, int 
 }
 
 TEST(HostAlgorithmFiles, PublicExamplesRunBitExactly) {
-  struct Example {
-    const char* file;
-    Collective collective;
-    int nranks;
-  };
-  const Example examples[] = {{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
-                              {"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8},
-                              {"mscclpp_allgather_2gpus.json", Collective::AllGather, 2},
-                              {"mscclpp_allreduce_allpairs_4.json", Collective::AllReduce, 4}};
   std::mt19937_64 rng(4242);
-  for (const auto& e : examples) {
-    const plan::Algorithm a = plan::parseAlgorithm(std::string("file:") + CCLAB_SOURCE_DIR + "/tests/plan/algorithms/" + e.file);
+  for (const auto& e : cclab::testing::kPublicAlgorithms) {
+    const plan::Algorithm a = plan::parseAlgorithm("file:" + cclab::testing::publicAlgorithmPath(e.file));
     auto comm = makeCommunicator(Backend::Host, {e.nranks});
     for (int i = 0; i < 2; ++i) {
       const std::int64_t n = 3 + static_cast<std::int64_t>(rng() % 20000) * 2;  // odd: not a power of two

@@ -13,6 +13,8 @@
 #include "collectives/plan/algorithm_file.h"
 #include "collectives/plan/validate.h"
 #include "tests/plan/generator_cases.h"
+#include "tests/plan/algorithms/public_algorithms.h"
+#include "tests/support/temp_dir.h"
 
 namespace cclab::plan {
 namespace {
@@ -209,30 +211,14 @@ TEST(AlgorithmFile, WhatAPlanCannotExpressIsRefusedWithItsReason) {
 namespace cclab::plan {
 namespace {
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 // The public algorithms of tests/plan/algorithms (each file names the example it reproduces): they
 // import, validate, and run as valid plans at random non-power-of-two counts, on 1 and 2 channels.
 TEST(AlgorithmFile, PublicExamplesImportValidateAndRunAtAnyCount) {
-  struct Example {
-    const char* file;
-    Collective collective;
-    int nranks;
-  };
-  const Example examples[] = {{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
-                              {"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8},
-                              {"mscclpp_allgather_2gpus.json", Collective::AllGather, 2},
-                              {"mscclpp_allreduce_allpairs_4.json", Collective::AllReduce, 4}};
   std::mt19937_64 rng(20261204);
-  for (const auto& e : examples) {
-    const std::string path = std::string(CCLAB_SOURCE_DIR) + "/tests/plan/algorithms/" + e.file;
+  for (const auto& e : cclab::testing::kPublicAlgorithms) {
+    const std::string path = cclab::testing::publicAlgorithmPath(e.file);
     AlgorithmFile f;
-    ASSERT_NO_THROW(f = importAlgorithm(slurp(path))) << e.file;
+    ASSERT_NO_THROW(f = importAlgorithm(cclab::testing::slurp(path))) << e.file;
     EXPECT_EQ(f.unit.collective, e.collective) << e.file;
     EXPECT_EQ(f.unit.nranks, e.nranks) << e.file;
     const Algorithm a = loadAlgorithmFile(path);

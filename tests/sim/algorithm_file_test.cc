@@ -17,6 +17,7 @@
 
 namespace cclab::sim {
 #include "tests/support/shell_run.h"
+#include "tests/plan/algorithms/public_algorithms.h"
 
 namespace {
 
@@ -46,16 +47,8 @@ TEST(SimAlgorithmFiles, AnExportedPlanReplaysInTheBuiltInPlansTime) {
 
 TEST(SimAlgorithmFiles, PublicExamplesReplay) {
   const Topology t(*findPreset("dgx-h100"));
-  struct Example {
-    const char* file;
-    Collective collective;
-    int nranks;
-  };
-  for (const auto& e : {Example{"msccl_allreduce_allpairs_8.xml", Collective::AllReduce, 8},
-                        Example{"msccl_allreduce_hierarchical_4x2.xml", Collective::AllReduce, 8},
-                        Example{"mscclpp_allgather_2gpus.json", Collective::AllGather, 2},
-                        Example{"mscclpp_allreduce_allpairs_4.json", Collective::AllReduce, 4}}) {
-    const SimAlgorithm s = parseSimAlgorithm(std::string("file:") + CCLAB_SOURCE_DIR + "/tests/plan/algorithms/" + e.file);
+  for (const auto& e : cclab::testing::kPublicAlgorithms) {
+    const SimAlgorithm s = parseSimAlgorithm("file:" + cclab::testing::publicAlgorithmPath(e.file));
     EXPECT_NO_THROW(checkAlgorithm(e.collective, s, false));
     for (std::int64_t count : {std::int64_t{1000003}, std::int64_t{4099}}) {
       const plan::Plan p = plan::makePlan(e.collective, infoOf(s).planAlgorithm, e.nranks, count);
