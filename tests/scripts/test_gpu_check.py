@@ -123,6 +123,23 @@ def test_gpus_in_processes_steps_run_under_mpirun(full_run):
     assert any(n.endswith("procs_k2_hier.json") for n in names), names
 
 
+def test_gpus_in_processes_steps_leave_the_stand_in_knob_unset_on_a_gpu(tmp_path):
+    # On a GPU the processes must not see CCLAB_CUDA_PROC_STANDIN at all: an empty value is a malformed
+    # knob that every rank refuses (exit 2), which failed both steps on the first H200 run. Launched as
+    # on a GPU (GPU_CHECK_PROC_STANDIN empty), a stand-in reports whether the variable reached a rank.
+    if subprocess.run([str(FIND_MPIRUN), str(BUILD)], capture_output=True).returncode != 0:
+        pytest.skip("no mpirun here")
+    body = '''case "$GPU_CHECK_STEP" in procs_*)
+  if [ -n "${CCLAB_CUDA_PROC_STANDIN+set}" ]; then echo "stand-in: CCLAB_CUDA_PROC_STANDIN='$CCLAB_CUDA_PROC_STANDIN' reached a rank"; exit 2; fi
+  exit 0 ;;
+esac'''
+    env = dict(stand_in(tmp_path, body), GPU_CHECK_PROC_STANDIN="")
+    p, out, _ = rehearse(tmp_path, "--only", "procs_*", env=env, timeout=300)
+    summary = (out / "summary.txt").read_text()
+    assert re.search(r"procs_k2_ring +ok", summary), summary + (out / "gpu_check.log").read_text()[-3000:]
+    assert re.search(r"procs_k2_hier_nodes_of_1 +ok", summary), summary
+
+
 FIND_MPIRUN = ROOT / "scripts" / "find_mpirun"
 
 
