@@ -3,7 +3,7 @@
 // access; a process may import a peer's memory on the same GPU or on another GPU of the node), pinned
 // host memory mapped into the device's address space (cudaHostAlloc portable|mapped: kernels read the
 // staged slices from it directly), and the backend's reduce-copy kernels on one stream per process,
-// each call drained with a bounded poll. Compiled for sm_90; not yet run on a GPU.
+// each call drained with a bounded poll. Compiled for sm_90.
 #pragma once
 
 #include <memory>
