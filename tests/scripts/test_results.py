@@ -125,3 +125,10 @@ def test_latency_medians_refuses_a_file_without_the_table(tmp_path):
     assert p.returncode == 2
     assert p.stderr.startswith("latency_medians: error:") and len(p.stderr.splitlines()) == 1
     assert run([MEDIANS]).returncode == 2
+
+
+def test_gpu_h200_tables_are_what_compare_py_makes_of_the_committed_runs():
+    p = subprocess.run(["python3", str(PAGES / "data" / "gpu-h200" / "compare.py")], capture_output=True, text=True,
+                       timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.strip() in (PAGES / "gpu-h200.md").read_text()
