@@ -275,13 +275,40 @@ TEST(CublasDeviceLoop, RefusesWhatTheDevicePathDoesNotDo) {
   TrainConfig preset = c;
   preset.model = "resnet50";
   EXPECT_THROW(runDeviceLoopOnHost(preset, data), InvalidArgument);
-  TrainConfig straggler = c;
-  straggler.straggler.rank = 1;
-  straggler.straggler.computeFactor = 1.5;
-  EXPECT_THROW(runDeviceLoopOnHost(straggler, data), InvalidArgument);
   TrainConfig trace = c;
   trace.trace = true;
   EXPECT_THROW(runDeviceLoopOnHost(trace, data), InvalidArgument);
+}
+
+TEST(CublasDeviceLoop, StragglerDelaysItsRankByTheFactorAndChangesNoNumber) {
+  const DataSplit data = tinyData(600, 90);
+  TrainConfig c = tinyConfig(Mode::Sync, 3, 42);
+  c.microBatches = 2;
+  c.maxStepsPerEpoch = 4;
+  TrainConfig slow = c;
+  slow.straggler.rank = 1;
+  slow.straggler.computeFactor = 2.5;
+  const RunResult plain = runDeviceLoopOnHost(c, data);
+  const RunResult dev = runDeviceLoopOnHost(slow, data);
+  EXPECT_EQ(dev.finalParams, plain.finalParams);  // a delay, never a different computation
+  std::vector<const StepRecord*> mine;
+  for (const StepRecord& r : dev.steps) {
+    if (r.rank != 1) {
+      EXPECT_EQ(r.injectedNs, 0);
+      continue;
+    }
+    mine.push_back(&r);
+  }
+  ASSERT_EQ(mine.size(), static_cast<std::size_t>(c.maxStepsPerEpoch * c.epochs));
+  EXPECT_EQ(mine.front()->injectedNs, 0);  // the first step has no measure of this rank's compute yet
+  for (std::size_t i = 1; i < mine.size(); ++i) {
+    // (factor - 1) x the step before's compute without its delay, in one share per micro-batch.
+    const std::int64_t base = mine[i - 1]->computeNs - mine[i - 1]->injectedNs;
+    const auto share = static_cast<std::int64_t>(1.5 * static_cast<double>(base) / c.microBatches);
+    EXPECT_EQ(mine[i]->injectedNs, share * c.microBatches) << "step " << i;
+    EXPECT_GT(mine[i]->injectedNs, 0);
+    EXPECT_GE(mine[i]->computeNs, mine[i]->injectedNs);  // the delay is part of the rank's compute
+  }
 }
 
 TEST(CublasDeviceLoop, HostCommunicatorHasNoStreamAndSynchronizesPerRank) {

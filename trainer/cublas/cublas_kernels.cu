@@ -69,4 +69,25 @@ void sgd(cudaStream_t s, float* w, float* v, const float* g, std::int64_t n, flo
   launch(s, n, 1, [=] __device__(std::int64_t i, std::int64_t) { sgdElement(w[i], v[i], g[i], scale, lr, mu, wd); });
 }
 
+namespace {
+
+__device__ unsigned long long globalTimerNs() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+__global__ void spinKernel(unsigned long long ns) {
+  const unsigned long long start = globalTimerNs();
+  while (globalTimerNs() - start < ns) __nanosleep(1000);
+}
+
+}  // namespace
+
+void spin(cudaStream_t s, std::int64_t ns) {
+  if (ns <= 0) return;
+  spinKernel<<<1, 1, 0, s>>>(static_cast<unsigned long long>(ns));
+  CCLAB_CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace cclab::trainer::cublas::kernels

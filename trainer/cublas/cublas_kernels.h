@@ -15,6 +15,8 @@ void reluMask(cudaStream_t s, float* c, std::int64_t ldc, const float* a, std::i
 void biasGrad(cudaStream_t s, float* db, const float* dz, std::int64_t ldz, std::int64_t m, std::int64_t n);
 void softmaxXent(cudaStream_t s, const float* z, std::int64_t ldz, const int* labels, float* g, std::int64_t ldg,
                  std::int64_t classes, std::int64_t samples, float scale, double* lossRows, int* correct);
+// One thread that spins for `ns` of the GPU's global timer: the stream is busy that long (--straggler).
+void spin(cudaStream_t s, std::int64_t ns);
 void sgd(cudaStream_t s, float* w, float* v, const float* g, std::int64_t n, float scale, float lr, float mu, float wd);
 
 }  // namespace cclab::trainer::cublas::kernels

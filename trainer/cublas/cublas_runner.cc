@@ -116,6 +116,10 @@ class CublasRunner final : public OpRunner {
 
   // A cudaStreamWaitEvent waits for the event's latest record at the time of the call, so one event
   // per direction serves every hand-off.
+  void delay(std::int64_t ns) override {
+    CCLAB_CUDA_CHECK(cudaSetDevice(device_));
+    kernels::spin(stream_, ns);
+  }
   void handOff() override {
     CCLAB_CUDA_CHECK(cudaSetDevice(device_));
     CCLAB_CUDA_CHECK(cudaEventRecord(computed_.get(), stream_));

@@ -37,6 +37,7 @@ class DeviceWorker {
  public:
   DeviceWorker(int rank, const Shared& s, std::unique_ptr<OpRunner> runner)
       : rank_(rank), s_(s), microBatch_(s.config.workerBatch() / s.config.microBatches),
+        slowdown_(s.config.straggler.rank == rank ? s.config.straggler.computeFactor : 1.0),
         mlp_(std::move(runner), s.model.layout(), microBatch_, s.config.microBatches,
              1.0F / static_cast<float>(s.config.workers), s.config.sgd),
         shards_(s.data.train, s.config.workers, s.config.seed, s.config.remainder, s.config.shard),
@@ -74,6 +75,17 @@ class DeviceWorker {
   std::vector<StepRecord>& records() { return records_; }
 
  private:
+  // --straggler on the device: after each micro-batch's forward the compute stream idles for its share
+  // of (factor - 1) x this rank's compute in the step before (none in the first step, which has no
+  // measure yet), so the backward and every bucket's allreduce start that much later, as on a device
+  // that is `factor` times slower. Returns the delay enqueued.
+  std::int64_t slowDown(int microBatches) {
+    if (slowdown_ <= 1.0 || baseComputeNs_ == 0) return 0;
+    const auto ns = static_cast<std::int64_t>((slowdown_ - 1.0) * static_cast<double>(baseComputeNs_) / microBatches);
+    mlp_.runner().delay(ns);
+    return ns;
+  }
+
   // Enqueues the allreduce of every bucket whose lowest layer is >= layer (in bucket order).
   void submitReady(int layer) {
     while (next_ < s_.buckets.size() && s_.buckets[next_].firstLayer >= layer) {
@@ -89,6 +101,7 @@ class DeviceWorker {
 
   void runStep(int epoch, std::int64_t step, std::span<const std::int64_t> batch) {
     const std::int64_t start = s_.clock.nowNs();
+    std::int64_t injected = 0;
     next_ = 0;
     mlp_.beginStep();
     const int k = s_.config.microBatches;
@@ -96,6 +109,7 @@ class DeviceWorker {
       gatherBatch(s_.data.train, batch.subspan(static_cast<std::size_t>(m * microBatch_), static_cast<std::size_t>(microBatch_)),
                   x_, y_);
       mlp_.forward(m, x_, y_);
+      injected += slowDown(k);
       const bool overlap = m + 1 == k && s_.config.sync.overlap;
       mlp_.backward(overlap ? LayerDoneFn([this](int l) { submitReady(l); }) : LayerDoneFn());
     }
@@ -119,6 +133,8 @@ class DeviceWorker {
     const StepTimes& t = mlp_.stepTimes();
     r.exposedCommNs = t.exposedNs;
     r.computeNs = r.deviceComputeNs = std::max<std::int64_t>(0, t.stepNs - t.exposedNs);
+    r.injectedNs = injected;  // part of computeNs: the stream was busy with the delay
+    baseComputeNs_ = std::max<std::int64_t>(0, r.computeNs - injected);
     r.commBusyNs = t.commNs;
     r.overlappedNs = std::max<std::int64_t>(0, t.commNs - t.exposedNs);
     r.lossSum = loss.lossSum;
@@ -131,6 +147,8 @@ class DeviceWorker {
   int rank_;
   const Shared& s_;
   std::int64_t microBatch_;
+  double slowdown_;               // --straggler's compute factor on this rank, else 1
+  std::int64_t baseComputeNs_ = 0;  // the last step's compute without the injected delay
   DeviceMlp mlp_;
   ShardPlan shards_;
   std::vector<float> x_;
@@ -151,7 +169,6 @@ void checkDeviceConfig(const TrainConfig& config) {
   };
   if (config.model != "mlp") refuse("--model presets (synthetic tensors)");
   if (config.compute.active()) refuse("--compute-model (it is a real device)");
-  if (config.straggler.rank >= 0) refuse("--straggler injection");
   if (config.trace) refuse("--trace timeline");
 }
 

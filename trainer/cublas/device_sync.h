@@ -24,7 +24,7 @@ namespace cclab::trainer::cublas {
 using RunnerFactory = std::function<std::unique_ptr<OpRunner>(int rank, const RegionSizes& sizes)>;
 
 // Throws InvalidArgument (one line) for what the device path does not do: a --model preset, an
-// emulated device (--compute-model), a straggler, a trace.
+// emulated device (--compute-model), a trace.
 void checkDeviceConfig(const TrainConfig& config);
 
 // makeRunner builds each rank's runner (the cuBLAS runner for the cuda backend, see cublas_runner.h).

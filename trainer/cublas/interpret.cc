@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstring>
+#include <thread>
 
 #include "collectives/core/errors.h"
 #include "trainer/cublas/elementwise.h"
@@ -128,6 +129,9 @@ class HostRunner final : public OpRunner {
   void run(const Op& op) override { interpret(op, regions_); }
   void upload(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
   void download(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void delay(std::int64_t ns) override {
+    if (ns > 0) std::this_thread::sleep_for(std::chrono::nanoseconds(ns));
+  }
   void handOff() override {}  // every op and collective completes when called
   void join() override {}
   void synchronize() override {}

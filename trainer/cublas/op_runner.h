@@ -33,6 +33,9 @@ class OpRunner {
   virtual void upload(void* dst, const void* src, std::size_t bytes) = 0;
   // Region memory -> host, after the ops enqueued before it; `dst` is complete after synchronize().
   virtual void download(void* dst, const void* src, std::size_t bytes) = 0;
+  // The compute stream idles for `ns` after the ops enqueued so far, as a slower device would take
+  // longer (--straggler): a spin kernel on the cuBLAS path, a sleep on the CPU reference.
+  virtual void delay(std::int64_t ns) = 0;
   virtual void handOff() = 0;
   virtual void join() = 0;
   virtual void synchronize() = 0;
