@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "collectives/core/futex.h"
+#include "collectives/core/pause_clock.h"
 
 namespace cclab::proc {
 
@@ -42,9 +43,11 @@ template <class Ready>
 WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin) {
   const auto aborted = [&abort] { return abort.value.load(std::memory_order_acquire) != 0; };
+  const auto start = Clock::now();
+  PauseClock clock(start);  // the deadline counts only time this thread ran (a stopped job is no late peer)
   if (spin.count() > 0) {
     constexpr int kChecksPerClockRead = 64;
-    const auto spinEnd = std::min(Clock::now() + spin, deadline);
+    const auto spinEnd = std::min(start + spin, deadline);
     do {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
@@ -59,7 +62,7 @@ WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abor
     const std::uint32_t seen = word.value.load(std::memory_order_acquire);
     if (ready(seen)) return WaitResult::Ready;
     if (aborted()) return WaitResult::Aborted;
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (now >= deadline) return WaitResult::TimedOut;
     if (now < yieldEnd) {
       std::this_thread::yield();
