@@ -23,7 +23,8 @@ enum class WaitResult { Ready, TimedOut, Aborted };
 
 // Waits until ready(word.value) holds, `abort` becomes true, or `deadline` passes: busy for at most
 // `spin`, then yielding, then asleep in the kernel. Every phase checks abort and the deadline, so the
-// wait ends within about 20 ms (kMaxSleep) of either, whatever `spin` is.
+// wait ends within about 20 ms (kMaxSleep) of either, whatever `spin` is. The deadline counts only
+// the time this thread ran (collectives/core/pause_clock.h): a process stopped and resumed is not late.
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin);

@@ -38,7 +38,8 @@ using cclab::cpuRelax;  // collectives/core/futex.h
 // Sets `abort` to `code` (non-zero) unless it is set already, and wakes the abort word and `sleepers`.
 void raiseAbort(SharedWord& abort, std::uint32_t code, std::initializer_list<const SharedWord*> sleepers = {});
 
-// Waits until ready(word.value), abort.value != 0, or `deadline`.
+// Waits until ready(word.value), abort.value != 0, or `deadline` (counting only the time this thread
+// ran: collectives/core/pause_clock.h).
 template <class Ready>
 WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin) {
