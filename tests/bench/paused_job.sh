@@ -20,7 +20,9 @@ shift 3
 shift
 out=$(mktemp)
 job=""
-trap '[ -n "$job" ] && kill "$job" 2>/dev/null; rm -f "$out"' EXIT
+pids=()
+# On any exit: no process left stopped, no job left running.
+trap '[ "${#pids[@]}" -gt 0 ] && kill -CONT "${pids[@]}" 2>/dev/null; [ -n "$job" ] && kill "$job" 2>/dev/null; rm -f "$out"' EXIT
 
 now() { date +%s.%N; }
 running() { kill -0 "$job" 2>/dev/null; }
@@ -28,7 +30,6 @@ state() { sed 's/^.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null; }
 
 timeout 120 "$@" >"$out" 2>&1 &
 job=$!
-pids=()
 for _ in $(seq 300); do  # each rank's line of the device list gives its process
   mapfile -t pids < <(sed -n 's/^# *Rank *[0-9]* Group .* [Pp]id *\([0-9]*\) .*/\1/p' "$out" | awk '!seen[$0]++')
   [ "${#pids[@]}" -gt 0 ] && grep -q "size *count" "$out" && break  # and the table's header: the calls begin
