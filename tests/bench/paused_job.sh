@@ -28,7 +28,7 @@ now() { date +%s.%N; }
 running() { kill -0 "$job" 2>/dev/null; }
 state() { sed 's/^.*) \(.\).*/\1/' "/proc/$1/stat" 2>/dev/null; }
 
-timeout 120 "$@" >"$out" 2>&1 &
+timeout 140 "$@" >"$out" 2>&1 &
 job=$!
 for _ in $(seq 300); do  # each rank's line of the device list gives its process
   mapfile -t pids < <(sed -n 's/^# *Rank *[0-9]* Group .* [Pp]id *\([0-9]*\) .*/\1/p' "$out" | awk '!seen[$0]++')
