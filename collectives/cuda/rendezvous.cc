@@ -1,6 +1,9 @@
 #include "collectives/cuda/rendezvous.h"
 
+#include <algorithm>
 #include <string>
+
+#include "collectives/core/pause_clock.h"
 
 namespace cclab::cuda {
 namespace {
@@ -60,7 +63,15 @@ void Rendezvous::arrive(int rank, const CollectiveArgs& args, RankBuffers buffer
     return;
   }
 
-  if (!done_.wait_for(lock, options.timeout, [&] { return generation_ != generation; })) {
+  // In sleeps of at most kMaxSleep, so the timeout counts only the time this rank ran (a job stopped
+  // as a whole resumes: collectives/core/pause_clock.h).
+  constexpr std::chrono::milliseconds kMaxSleep{20};
+  const auto issued = [&] { return generation_ != generation; };
+  PauseClock clock;
+  const auto deadline = PauseClock::Clock::now() + options.timeout;
+  for (auto now = clock.now(); !issued() && now < deadline; now = clock.now())
+    done_.wait_for(lock, std::min<std::chrono::nanoseconds>(deadline - now, kMaxSleep));
+  if (!issued()) {
     std::string missing;  // ranks that never arrived (not those that arrived and gave up too)
     for (int q = 0; q < nranks_; ++q) {
       const auto i = static_cast<std::size_t>(q);

@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/pause_clock.h"
 #include "collectives/plan/plan.h"
 #include "collectives/proc/shared_wait.h"
 #include "collectives/proc/stale_sweep.h"
@@ -249,10 +250,11 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
     }
   }
   for (const Cursor& cur : cursors) afterStep(cur.program, StepRef::kStart);
-  auto lastProgress = Clock::now();
+  PauseClock clock;  // the timeout counts only time this process ran (pause_clock.h)
+  auto lastProgress = clock.now();
   auto idle = [&](const std::string& what) {
     pumpSends();
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (abortWord.value.load(std::memory_order_acquire) != 0) fail("aborted by a peer while waiting for " + what);
     if (now - lastProgress > c.timeout)
       fail("timed out after " + std::to_string(c.timeout.count()) + " ms waiting for " + what);
@@ -293,17 +295,17 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
     }
     if (finished) break;
     if (progress) {
-      lastProgress = Clock::now();
+      lastProgress = clock.now();
       pumpSends();
     } else {
       idle(blockedOn + " at " + std::to_string(cursors.size()) + " programs");
     }
   }
-  lastProgress = Clock::now();
+  lastProgress = clock.now();
   for (const Cursor& cur : cursors)  // final waits: readers of this process's last sends on the node
     for (const StepRef& w : lp.programs[static_cast<std::size_t>(cur.program)].finalWaits)
       while (!done(w)) idle(blockedOn + " to read its last sends");
-  lastProgress = Clock::now();
+  lastProgress = clock.now();
   while (!pumpSends()) idle("its staged sends to be received (" + std::to_string(sends.size()) + " of " + std::to_string(outgoing) + ")");
   for (const cuda::RankProgram& prog : lp.programs) baseOf(prog.rank, prog.channel) += static_cast<std::uint32_t>(prog.steps.size()) + 1;
 }

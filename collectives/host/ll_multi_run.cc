@@ -13,6 +13,7 @@
 #include <thread>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/pause_clock.h"
 #include "collectives/host/ll_executor.h"
 
 namespace cclab::host {
@@ -37,6 +38,7 @@ class LlExecutor::MultiRun {
 
   void execute() {
     Clock::time_point deadline{}, spinEnd{}, yieldEnd{};
+    PauseClock clock;  // restarted at each stall: the deadline counts only time this thread ran
     bool stalled = false, pastSpin = false;
     int passes = 0;
     for (;;) {
@@ -62,6 +64,7 @@ class LlExecutor::MultiRun {
           flushWakes(t);  // peers asleep on what these ranks sent must not sleep through this wait
         }
         const auto now = Clock::now();
+        clock.restart(now);
         deadline = now + o_.timeout;
         spinEnd = std::min(now + spin_, deadline);
         yieldEnd = spinEnd + kYieldFor;
@@ -73,7 +76,7 @@ class LlExecutor::MultiRun {
         continue;
       }
       passes = 0;
-      const auto now = Clock::now();
+      const auto now = clock.now();
       if (now >= deadline) fail(WaitResult::TimedOut);
       if (now < spinEnd) continue;
       pastSpin = true;

@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "collectives/core/futex.h"
+#include "collectives/core/pause_clock.h"
 
 namespace cclab::host {
 
@@ -22,7 +23,8 @@ enum class WaitResult { Ready, TimedOut, Aborted };
 
 // Waits until ready(word.value) holds, `abort` becomes true, or `deadline` passes: busy for at most
 // `spin`, then yielding, then asleep in the kernel. Every phase checks abort and the deadline, so the
-// wait ends within about 20 ms (kMaxSleep) of either, whatever `spin` is.
+// wait ends within about 20 ms (kMaxSleep) of either, whatever `spin` is. The deadline counts only
+// the time this thread ran (collectives/core/pause_clock.h): a process stopped and resumed is not late.
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin);
@@ -46,11 +48,13 @@ using cclab::cpuRelax;  // collectives/core/futex.h
 template <class Ready>
 WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin) {
+  const auto start = Clock::now();
+  PauseClock clock(start);  // the deadline counts only time this thread ran (a stopped job is no late peer)
   if (spin.count() > 0) {
     // The busy phase ends at the spin budget or the deadline, whichever comes first, and leaves on an
     // abort: a long CCLAB_SPIN_US must never stretch or disable the timeout.
     constexpr int kChecksPerClockRead = 64;
-    const auto spinEnd = std::min(Clock::now() + spin, deadline);
+    const auto spinEnd = std::min(start + spin, deadline);
     do {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
@@ -69,7 +73,7 @@ WaitResult waitUntil(WaitWord& word, Ready ready, const std::atomic<bool>& abort
     const std::uint32_t seen = word.value.load(std::memory_order_acquire);
     if (ready(seen)) return WaitResult::Ready;
     if (abort.load(std::memory_order_acquire)) return WaitResult::Aborted;
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (now >= deadline) return WaitResult::TimedOut;
     if (now < yieldEnd) {
       std::this_thread::yield();

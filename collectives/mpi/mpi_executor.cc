@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/pause_clock.h"
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/plan/plan_runner.h"
 
@@ -91,7 +92,7 @@ class RankRun {
   // Polls: busy for `spin` after the last progress, then yielding the core; no progress for `timeout`
   // throws naming the ranks waited for.
   void waitForLanes(std::span<Lane>, Lane&, int, bool moved) {
-    const auto now = Clock::now();
+    const auto now = clock_.now();
     if (sends_.prune() || moved) {
       lastProgress_ = now;
       return;
@@ -124,7 +125,8 @@ class RankRun {
   MpiLinks sends_;  // the sends in flight
   std::vector<int> waitingFor_;
   const char* what_ = "data";
-  Clock::time_point lastProgress_ = Clock::now();
+  PauseClock clock_;  // the timeout counts only time this rank ran (pause_clock.h)
+  Clock::time_point lastProgress_ = clock_.now();
 };
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "collectives/core/pause_clock.h"
 
 namespace cclab::mpi {
 namespace {
@@ -55,6 +56,7 @@ proc::RemoteLinks::Wait MpiLinks::receive(int peer, int channel, std::byte* dst,
     check(MPI_Irecv(dst, messageBytes(bytes), MPI_BYTE, peer / k_, tag(channel, peer % k_, local_), world_.comm(), &req), "MPI_Irecv");
   }
   const auto start = Clock::now();
+  PauseClock clock(start);  // the deadline counts only time this rank ran (pause_clock.h)
   for (;;) {
     int flag = 0;
     {
@@ -63,7 +65,7 @@ proc::RemoteLinks::Wait MpiLinks::receive(int peer, int channel, std::byte* dst,
     }
     if (flag) return Wait::Ready;
     prune();  // keep this rank's own sends moving while it waits
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (stop()) return Wait::Stopped;
     if (now >= deadline) return Wait::TimedOut;
     if (now - start > kSpin) sched_yield();
@@ -82,10 +84,11 @@ bool MpiLinks::inFlight(const std::byte* begin, std::size_t bytes, int& peer) co
 proc::RemoteLinks::Wait MpiLinks::sent(const std::byte* begin, std::size_t bytes, Clock::time_point deadline,
                                        const std::function<bool()>& stop, int& peer) {
   const auto start = Clock::now();
+  PauseClock clock(start);
   for (;;) {
     prune();
     if (!inFlight(begin, bytes, peer)) return Wait::Ready;
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (stop()) return Wait::Stopped;
     if (now >= deadline) return Wait::TimedOut;
     if (now - start > kSpin) sched_yield();

@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "collectives/core/futex.h"
+#include "collectives/core/pause_clock.h"
 
 namespace cclab::proc {
 
@@ -37,14 +38,17 @@ using cclab::cpuRelax;  // collectives/core/futex.h
 // Sets `abort` to `code` (non-zero) unless it is set already, and wakes the abort word and `sleepers`.
 void raiseAbort(SharedWord& abort, std::uint32_t code, std::initializer_list<const SharedWord*> sleepers = {});
 
-// Waits until ready(word.value), abort.value != 0, or `deadline`.
+// Waits until ready(word.value), abort.value != 0, or `deadline` (counting only the time this thread
+// ran: collectives/core/pause_clock.h).
 template <class Ready>
 WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abort, Clock::time_point deadline,
                      std::chrono::nanoseconds spin) {
   const auto aborted = [&abort] { return abort.value.load(std::memory_order_acquire) != 0; };
+  const auto start = Clock::now();
+  PauseClock clock(start);  // the deadline counts only time this thread ran (a stopped job is no late peer)
   if (spin.count() > 0) {
     constexpr int kChecksPerClockRead = 64;
-    const auto spinEnd = std::min(Clock::now() + spin, deadline);
+    const auto spinEnd = std::min(start + spin, deadline);
     do {
       for (int i = 0; i < kChecksPerClockRead; ++i) {
         if (ready(word.value.load(std::memory_order_acquire))) return WaitResult::Ready;
@@ -59,7 +63,7 @@ WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abor
     const std::uint32_t seen = word.value.load(std::memory_order_acquire);
     if (ready(seen)) return WaitResult::Ready;
     if (aborted()) return WaitResult::Aborted;
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (now >= deadline) return WaitResult::TimedOut;
     if (now < yieldEnd) {
       std::this_thread::yield();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/pause_clock.h"
 #include "collectives/plan/plan_runner.h"
 #include "collectives/proc/stale_sweep.h"
 
@@ -245,6 +246,7 @@ void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std
                             const char* what, const WaitSite& site, std::chrono::nanoseconds timeout,
                             std::chrono::nanoseconds spin) {
   const Waiting waiting(*this, globalOf(peer) + 1);
+  PauseClock clock;  // counts only time this rank ran: a job stopped as a whole resumes (pause_clock.h)
   auto deadline = Clock::now() + timeout;
   bool graced = false;  // the deadline was moved by remoteGrace once
   auto livenessAt = Clock::now() + kLivenessCheck;
@@ -256,7 +258,7 @@ void ShmExecutor::waitReady(const SharedWord& word, const std::function<bool(std
     spin = std::chrono::nanoseconds(0);  // the busy phase once per wait, not once per round
     if (r == WaitResult::Ready) return;
     if (r == WaitResult::Aborted) break;
-    const auto now = Clock::now();
+    const auto now = clock.now();
     if (now >= deadline) {
       // The chain of waits leaves the node: the ranks there see further, give them time to report.
       if (graced || !lateRanks(site.call).empty() || !culprit(peer).offNode) break;

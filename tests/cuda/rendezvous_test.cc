@@ -1,5 +1,9 @@
 // Per-rank calls meeting in the rendezvous: the last rank issues for all, errors reach every rank,
-// a rank that never arrives is named in a TimeoutError, and disagreeing calls are rejected.
+// a rank that never arrives is named in a TimeoutError, disagreeing calls are rejected, and a process
+// stopped (SIGSTOP) longer than the timeout while a rank waits does not time out on resume.
+#include <signal.h>
+#include <sys/wait.h>
+
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -8,6 +12,7 @@
 #include <vector>
 
 #include "collectives/cuda/rendezvous.h"
+#include "tests/proc/child_process.h"
 
 namespace cclab::cuda {
 namespace {
@@ -87,6 +92,39 @@ TEST(Rendezvous, ARankThatNeverArrivesIsNamed) {
     });
   for (auto& t : again) t.join();
   EXPECT_EQ(issued.load(), 1);
+}
+
+// In a child process rank 0 waits (1 s timeout) while rank 1 waits for the parent's word on a pipe;
+// the parent stops the child for 2 s, resumes it, and only then lets rank 1 arrive.
+TEST(Rendezvous, AWaitStoppedLongerThanTheTimeoutEndsOnceResumed) {
+  proc::testing::ReadyPipe started, go;
+  const pid_t child = proc::testing::forkChild([&] {
+    Rendezvous rv(2);
+    const auto none = [](const CollectiveArgs&, std::span<const RankBuffers>, const CollectiveOptions&) {};
+    std::thread late([&] {
+      if (go.wait(std::chrono::seconds(20))) rv.arrive(1, allReduce(1), {}, withTimeout(std::chrono::seconds(1)), none);
+    });
+    int rc = 0;
+    try {
+      started.signal();
+      rv.arrive(0, allReduce(1), {}, withTimeout(std::chrono::seconds(1)), none);
+    } catch (const TimeoutError& e) {
+      std::fprintf(stderr, "%s\n", e.what());
+      rc = 5;
+    }
+    late.join();
+    return rc;
+  });
+  ASSERT_TRUE(started.wait());
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // rank 0 waits
+  ASSERT_EQ(kill(child, SIGSTOP), 0);
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, WUNTRACED), child);
+  std::this_thread::sleep_for(std::chrono::seconds(2));
+  ASSERT_EQ(kill(child, SIGCONT), 0);
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // resumed, past the wall-clock deadline
+  go.signal();
+  EXPECT_TRUE(proc::testing::exitedWith(proc::testing::waitChild(child), 0)) << "5: rank 0 timed out on resume";
 }
 
 TEST(Rendezvous, RejectsDisagreeingCallsAndBadRanks) {
