@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/op_dispatch.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::cuda {
@@ -159,68 +160,75 @@ class Lowering {
     }
   }
 
+  // The lowering's consumer of one slice (plan/op_dispatch.h: the op rules every executor runs): an
+  // operand is a range on a rank, a received one a range of the peer that pass 2 pairs with its send.
+  // Moves become steps; a step reads at most one other rank, so ReduceAll's first fold step, v_0 (op)
+  // v_1, is a copy of v_0 and a reduce of v_1, and an accumulator is refused.
+  struct Operand {
+    int rank = -1;
+    plan::Range range;
+    bool operator==(const Operand&) const = default;
+  };
+  struct SliceSteps {
+    using Ptr = Operand;
+    using In = Operand;
+    Lowering& l;
+    int r, prog;
+    const plan::Op& op;
+    std::int64_t elems;
+    Ptr at(const plan::Range& x, std::int64_t lo) const { return {r, sliceOf(x, lo, lo + elems)}; }
+    static bool writable(Ptr) { return true; }  // write after send: pass 3
+    bool send(const plan::Op& o, In src) {
+      l.sends_[{o.channel, r, o.peer}].push_back({prog, static_cast<std::int32_t>(steps().size()), src.range});
+      return true;
+    }
+    static bool receive(const plan::Op&, int peer, Ptr, int, In& v) {
+      v = {peer, {}};
+      return true;
+    }
+    static void release(const plan::Op&, int) {}
+    [[nodiscard]] bool same(Ptr dst, In src) const {
+      return locate(dst.range.buf, dst.range.offset, l.aliasOf(r)) == locate(src.range.buf, src.range.offset, l.aliasOf(r));
+    }
+    [[nodiscard]] bool overlaps(Ptr dst, In src) const { return cuda::overlaps(dst.range, src.range, l.aliasOf(r)); }
+    void copy(Ptr dst, In src) {
+      if (src.rank == r && same(dst, src)) return;  // in place
+      emit(StepKind::Copy, dst, {}, src);
+    }
+    void reduce(Ptr dst, In a, In b) {
+      const bool recvReduce = op.kind == plan::OpKind::RecvReduce;
+      if (!recvReduce && !(a.rank == r && same(dst, a))) copy(dst, a);
+      emit(StepKind::Reduce, dst, recvReduce ? a.range : dst.range, b);
+    }
+    Ptr accumulator(Ptr dst, In own) {
+      if (r == 0) l.checkNoShiftedOverlap(r, dst.range, own.range);
+      throw std::logic_error("lowerPlan: rank " + std::to_string(r) +
+                             " has a ReduceAll that writes over its own operand before folding it in");
+    }
+    std::vector<Step>& steps() const { return l.program(prog).steps; }
+    // A step dst = src, or dst = local (op) src: src received (pass 2 pairs it) or on this rank.
+    void emit(StepKind kind, Ptr dst, const plan::Range& local, In src) {
+      Step s;
+      s.kind = kind;
+      s.dst = dst.range;
+      s.local = local;
+      if (kind == StepKind::Reduce && op.kind == plan::OpKind::RecvReduce) l.checkNoShiftedOverlap(r, s.dst, s.local);
+      s.srcRank = src.rank;
+      if (src.rank == r) {
+        l.checkNoShiftedOverlap(r, s.dst, src.range);
+        s.src = src.range;
+      } else {
+        l.receives_[{op.channel, src.rank, r}].push_back({prog, static_cast<std::int32_t>(steps().size())});
+      }
+      steps().push_back(std::move(s));
+    }
+  };
+
   void lowerSlice(int r, int prog, const plan::Op& op, std::int64_t lo, std::int64_t hi) {
-    auto& steps = program(prog).steps;
     const bool pointToPoint = op.kind == plan::OpKind::Send || op.kind == plan::OpKind::Recv || op.kind == plan::OpKind::RecvReduce;
     if (pointToPoint && op.peer == r) throw std::logic_error("lowerPlan: rank " + std::to_string(r) + " sends to itself");
-    auto receive = [&](int from, Step s) {
-      s.srcRank = from;
-      receives_[{op.channel, from, r}].push_back({prog, static_cast<std::int32_t>(steps.size())});
-      steps.push_back(std::move(s));
-    };
-    switch (op.kind) {
-      case plan::OpKind::Send:
-        sends_[{op.channel, r, op.peer}].push_back({prog, static_cast<std::int32_t>(steps.size()), sliceOf(op.src, lo, hi)});
-        break;
-      case plan::OpKind::Copy: {
-        const plan::Range src = sliceOf(op.src, lo, hi), dst = sliceOf(op.dst, lo, hi);
-        if (locate(src.buf, src.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r))) break;  // in place
-        checkNoShiftedOverlap(r, dst, src);
-        Step s;
-        s.kind = StepKind::Copy;
-        s.dst = dst;
-        s.srcRank = r;
-        s.src = src;
-        steps.push_back(std::move(s));
-        break;
-      }
-      case plan::OpKind::Recv:
-      case plan::OpKind::RecvReduce: {
-        Step s;
-        s.kind = op.kind == plan::OpKind::Recv ? StepKind::Copy : StepKind::Reduce;
-        s.dst = sliceOf(op.dst, lo, hi);
-        if (s.kind == StepKind::Reduce) {
-          s.local = sliceOf(op.src, lo, hi);
-          checkNoShiftedOverlap(r, s.dst, s.local);
-        }
-        receive(op.peer, std::move(s));
-        break;
-      }
-      case plan::OpKind::ReduceAll: {
-        // dst = v_0, then dst = dst (op) v_q for q = 1..p-1; v_r is this rank's own src.
-        const plan::Range dst = sliceOf(op.dst, lo, hi), own = sliceOf(op.src, lo, hi);
-        const bool ownIsDst = locate(own.buf, own.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r));
-        if (r != 0 && overlaps(dst, own, aliasOf(r)))
-          throw std::logic_error("lowerPlan: rank " + std::to_string(r) +
-                                 " has a ReduceAll that writes over its own operand before folding it in");
-        for (int q = 0; q < n_; ++q) {
-          Step s;
-          s.kind = q == 0 ? StepKind::Copy : StepKind::Reduce;
-          s.dst = dst;
-          if (q > 0) s.local = dst;
-          if (q != r) {
-            receive(q, std::move(s));
-            continue;
-          }
-          if (q == 0 && ownIsDst) continue;  // rank 0's own value is already in place
-          checkNoShiftedOverlap(r, dst, own);
-          s.srcRank = r;
-          s.src = own;
-          steps.push_back(std::move(s));
-        }
-        break;
-      }
-    }
+    SliceSteps slice{*this, r, prog, op, hi - lo};
+    plan::dispatchSlice(slice, op, r, n_, lo, values_);
   }
 
   // Pass 2: the k-th send on a connection (channel, from, to) pairs with the k-th receive (FIFO); the
@@ -413,6 +421,7 @@ class Lowering {
   std::vector<std::vector<SentRange>> sent_;                                     // per sending program
   std::vector<std::vector<int>> stepPhase_;                                      // per program: each step's phase
   std::vector<Gate> gates_;                                                      // every program's, rank by rank
+  std::vector<SliceSteps::In> values_;                                           // ReduceAll's operands
 };
 
 }  // namespace
