@@ -33,7 +33,6 @@
 #include <cstring>
 #include <span>
 #include <type_traits>
-#include <utility>
 #include <vector>
 
 #include "collectives/core/dtype.h"
@@ -125,7 +124,7 @@ inline std::byte* stagingSlot(std::vector<std::byte>& v, const Op& op, int nrank
   return v.data() + static_cast<std::size_t>(index) * bytes;
 }
 
-// Moves: how elements are copied and reduced (ByteMoves, or the interpreter's typed moves).
+// Moves: how elements are copied and reduced (ByteMoves, or a reference to the interpreter's typed moves).
 template <class Transport, class Moves = ByteMoves>
 class PlanRunner {
  public:
@@ -133,7 +132,7 @@ class PlanRunner {
   using State = RunnerState<typename Transport::LaneData>;
 
   PlanRunner(Transport& t, State& s, const Plan& plan, int rank, const RunnerOptions& o, Moves m)
-      : t_(t), s_(s), plan_(plan), rank_(rank), o_(o), m_(std::move(m)) {}
+      : t_(t), s_(s), plan_(plan), rank_(rank), o_(o), m_(m) {}
   PlanRunner(Transport& t, State& s, const Plan& plan, int rank, const RunnerOptions& o)
     requires std::is_same_v<Moves, ByteMoves>
       : PlanRunner(t, s, plan, rank, o, ByteMoves{o.elemSize, o.reduce, &s.acc}) {}
