@@ -2,8 +2,10 @@
 // bytes (host slots, host LL lines, shared-memory slots, shared-memory LL lines, MPI links), and owns
 // what every executor does alike: the rank's lanes (one per channel, interleaved, or one lane in
 // sequentialOps() order), the walk over (op, slice) pairs (slice_walk.h), the phase gates between a
-// rank's channels (phase_deps.h), the op dispatch, ReduceAll's rank-order fold, and the round-robin
-// loop that advances whichever lane can move and hands the rest to the transport's wait.
+// rank's channels (phase_deps.h), the op rules (op_dispatch.h: dispatch, write-after-send check,
+// ReduceAll's rank-order fold), and the round-robin loop that advances whichever lane can move and
+// hands the rest to the transport's wait. The interpreter (interpret.h) runs on it with a transport
+// of its own and typed moves; the CUDA lowering shares the op rules only.
 //
 // A transport T (in the spirit of NCCL's primitives: one interface, the protocol a parameter) has a
 // per-lane state `T::LaneData` and answers, for the runner's current slice:
@@ -25,7 +27,8 @@
 //
 // ReduceAll (plan.h) takes one slice from every other rank and folds them in rank order, v_0 (op) v_1
 // (op) ... (op) v_{p-1} with this rank's src at its own place, so every rank computes the same bits;
-// every slice must be there before any is read, and all are released after the fold.
+// every slice must be there before any is read, and all are released after the fold. Moves copy and
+// reduce the elements: ByteMoves (memmove, the dtype's reduce) for every executor.
 #pragma once
 
 #include <cstddef>
