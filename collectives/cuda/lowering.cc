@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "collectives/core/errors.h"
+#include "collectives/plan/op_dispatch.h"
 #include "collectives/plan/slice_walk.h"
 
 namespace cclab::cuda {
@@ -159,68 +160,65 @@ class Lowering {
     }
   }
 
+  // The lowering's consumer of one slice (plan/op_dispatch.h: the op rules every executor runs): an
+  // operand is a range on a rank, a received one a range of the peer that pass 2 pairs with its send.
+  // Moves become steps; a step reads at most one other rank, so ReduceAll's first fold step, v_0 (op)
+  // v_1, is a copy of v_0 and a reduce of v_1, and an accumulator is refused.
+  struct Operand {
+    int rank = -1;
+    plan::Range range;
+    bool operator==(const Operand&) const = default;
+  };
+  struct SliceSteps {
+    using Ptr = Operand;
+    using In = Operand;
+    Lowering& l;
+    int r, prog;
+    const plan::Op& op;
+    std::int64_t elems;
+    std::vector<Step>& steps;
+    Ptr at(const plan::Range& x, std::int64_t lo) const { return {r, sliceOf(x, lo, lo + elems)}; }
+    static bool writable(Ptr) { return true; }  // write after send: pass 3
+    bool send(const plan::Op& o, In src) {
+      l.sends_[{o.channel, r, o.peer}].push_back({prog, static_cast<std::int32_t>(steps.size()), src.range});
+      return true;
+    }
+    static bool receive(const plan::Op&, int peer, Ptr, int, In& v) {
+      v = {peer, {}};  // from the peer, paired in pass 2
+      return true;
+    }
+    static void release(const plan::Op&, int) {}
+    [[nodiscard]] bool same(Ptr dst, In src) const {
+      return locate(dst.range.buf, dst.range.offset, l.aliasOf(r)) == locate(src.range.buf, src.range.offset, l.aliasOf(r));
+    }
+    [[nodiscard]] bool overlaps(Ptr dst, In src) const { return cuda::overlaps(dst.range, src.range, l.aliasOf(r)); }
+    void copy(Ptr dst, In src) {
+      if (src.rank != r || !same(dst, src)) emit(StepKind::Copy, dst, {}, src);  // nothing in place
+    }
+    void reduce(Ptr dst, In a, In b) {
+      const bool recvReduce = op.kind == plan::OpKind::RecvReduce;
+      if (!recvReduce && !(a.rank == r && same(dst, a))) copy(dst, a);
+      if (recvReduce) l.checkNoShiftedOverlap(r, dst.range, a.range);
+      emit(StepKind::Reduce, dst, recvReduce ? a.range : dst.range, b);
+    }
+    Ptr accumulator(Ptr dst, In own) {
+      if (r == 0) l.checkNoShiftedOverlap(r, dst.range, own.range);
+      throw std::logic_error("lowerPlan: rank " + std::to_string(r) +
+                             " has a ReduceAll that writes over its own operand before folding it in");
+    }
+    // A step dst = src or dst = local (op) src, src on this rank or received (pass 2 pairs it).
+    void emit(StepKind kind, Ptr dst, const plan::Range& local, In src) {
+      if (src.rank == r) l.checkNoShiftedOverlap(r, dst.range, src.range);
+      if (src.rank != r) l.receives_[{op.channel, src.rank, r}].push_back({prog, static_cast<std::int32_t>(steps.size())});
+      steps.push_back({kind, dst.range, local, src.rank, src.rank == r ? src.range : plan::Range{}, {}, false});
+    }
+  };
+
   void lowerSlice(int r, int prog, const plan::Op& op, std::int64_t lo, std::int64_t hi) {
-    auto& steps = program(prog).steps;
     const bool pointToPoint = op.kind == plan::OpKind::Send || op.kind == plan::OpKind::Recv || op.kind == plan::OpKind::RecvReduce;
     if (pointToPoint && op.peer == r) throw std::logic_error("lowerPlan: rank " + std::to_string(r) + " sends to itself");
-    auto receive = [&](int from, Step s) {
-      s.srcRank = from;
-      receives_[{op.channel, from, r}].push_back({prog, static_cast<std::int32_t>(steps.size())});
-      steps.push_back(std::move(s));
-    };
-    switch (op.kind) {
-      case plan::OpKind::Send:
-        sends_[{op.channel, r, op.peer}].push_back({prog, static_cast<std::int32_t>(steps.size()), sliceOf(op.src, lo, hi)});
-        break;
-      case plan::OpKind::Copy: {
-        const plan::Range src = sliceOf(op.src, lo, hi), dst = sliceOf(op.dst, lo, hi);
-        if (locate(src.buf, src.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r))) break;  // in place
-        checkNoShiftedOverlap(r, dst, src);
-        Step s;
-        s.kind = StepKind::Copy;
-        s.dst = dst;
-        s.srcRank = r;
-        s.src = src;
-        steps.push_back(std::move(s));
-        break;
-      }
-      case plan::OpKind::Recv:
-      case plan::OpKind::RecvReduce: {
-        Step s;
-        s.kind = op.kind == plan::OpKind::Recv ? StepKind::Copy : StepKind::Reduce;
-        s.dst = sliceOf(op.dst, lo, hi);
-        if (s.kind == StepKind::Reduce) {
-          s.local = sliceOf(op.src, lo, hi);
-          checkNoShiftedOverlap(r, s.dst, s.local);
-        }
-        receive(op.peer, std::move(s));
-        break;
-      }
-      case plan::OpKind::ReduceAll: {
-        // dst = v_0, then dst = dst (op) v_q for q = 1..p-1; v_r is this rank's own src.
-        const plan::Range dst = sliceOf(op.dst, lo, hi), own = sliceOf(op.src, lo, hi);
-        const bool ownIsDst = locate(own.buf, own.offset, aliasOf(r)) == locate(dst.buf, dst.offset, aliasOf(r));
-        if (r != 0 && overlaps(dst, own, aliasOf(r)))
-          throw std::logic_error("lowerPlan: rank " + std::to_string(r) +
-                                 " has a ReduceAll that writes over its own operand before folding it in");
-        for (int q = 0; q < n_; ++q) {
-          Step s;
-          s.kind = q == 0 ? StepKind::Copy : StepKind::Reduce;
-          s.dst = dst;
-          if (q > 0) s.local = dst;
-          if (q != r) {
-            receive(q, std::move(s));
-            continue;
-          }
-          if (q == 0 && ownIsDst) continue;  // rank 0's own value is already in place
-          checkNoShiftedOverlap(r, dst, own);
-          s.srcRank = r;
-          s.src = own;
-          steps.push_back(std::move(s));
-        }
-        break;
-      }
-    }
+    SliceSteps slice{*this, r, prog, op, hi - lo, program(prog).steps};
+    plan::dispatchSlice(slice, op, r, n_, lo, values_);
   }
 
   // Pass 2: the k-th send on a connection (channel, from, to) pairs with the k-th receive (FIFO); the
@@ -290,56 +288,49 @@ class Lowering {
     for (int a = 0; a < np; ++a)
       for (int b = 0; b < np; ++b) nextSend[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)] = sendBegin[static_cast<std::size_t>(b)];
     // Steps of the rank's programs in a topological order of program order and gate waits.
-    std::vector<std::int32_t> done(static_cast<std::size_t>(np), 0);
-    std::size_t left = 0;
-    for (int a = 0; a < np; ++a) left += program(first + a).steps.size();
-    while (left > 0) {
-      bool progress = false;
-      for (int a = 0; a < np; ++a) {
-        const auto& steps = program(first + a).steps;
-        auto& i = done[static_cast<std::size_t>(a)];
-        for (; i < static_cast<std::int32_t>(steps.size()); ++i, --left, progress = true) {
-          const Gate* gate = gateAt[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)];
-          if (gate && !std::all_of(gate->knows.begin(), gate->knows.end(), [&](const StepRef& w) {
-                return w.step < done[static_cast<std::size_t>(w.program - first)];
-              }))
-            break;
-          Clock clock = i == 0 ? Clock(static_cast<std::size_t>(np), StepRef::kStart) : clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i) - 1];
-          clock[static_cast<std::size_t>(a)] = i - 1;
-          if (gate)
-            for (const StepRef& w : gate->knows) {
-              if (w.step == StepRef::kStart) continue;
-              const auto b = static_cast<std::size_t>(w.program - first);
-              const Clock& theirs = clocks[b][static_cast<std::size_t>(w.step)];
-              for (std::size_t x = 0; x < clock.size(); ++x) clock[x] = std::max(clock[x], theirs[x]);
-              clock[b] = std::max(clock[b], w.step);
-            }
-          // Sends now known to precede this step (the send at position k follows step k-1).
-          for (int b = 0; b < np; ++b) {
-            if (b != a && !crossPrograms) continue;
-            auto& next = nextSend[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
-            while (next < sendBegin[static_cast<std::size_t>(b) + 1] && sends[next].position - 1 <= clock[static_cast<std::size_t>(b)])
-              active[static_cast<std::size_t>(a)].push_back(next++);
-          }
-          Step& step = program(first + a).steps[static_cast<std::size_t>(i)];
-          std::erase_if(active[static_cast<std::size_t>(a)], [&](std::size_t s) {
-            SentRange& sent = sends[s];
-            if (!overlaps(sent.src, step.dst, aliasOf(r))) return false;
-            const bool covered = std::any_of(sent.coveredBy.begin(), sent.coveredBy.end(), [&](const StepRef& c) {
-              return clock[static_cast<std::size_t>(c.program - first)] >= c.step;
-            });
-            if (!covered) {
-              addWait(step.waits, sent.reader);
-              sent.coveredBy.push_back({first + a, i});
-            }
-            return true;
-          });
-          clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)] = std::move(clock);
+    std::vector<std::int32_t> done;
+    const auto gateOpen = [&](int a, std::int32_t i) {
+      const Gate* gate = gateAt[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)];
+      return !gate || std::all_of(gate->knows.begin(), gate->knows.end(), [&](const StepRef& w) {
+        return w.step < done[static_cast<std::size_t>(w.program - first)];
+      });
+    };
+    const bool ordered = roundRobin(first, np, done, gateOpen, [&](int a, std::int32_t i) {
+      const Gate* gate = gateAt[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)];
+      Clock clock = i == 0 ? Clock(static_cast<std::size_t>(np), StepRef::kStart) : clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i) - 1];
+      clock[static_cast<std::size_t>(a)] = i - 1;
+      if (gate)
+        for (const StepRef& w : gate->knows) {
+          if (w.step == StepRef::kStart) continue;
+          const auto b = static_cast<std::size_t>(w.program - first);
+          const Clock& theirs = clocks[b][static_cast<std::size_t>(w.step)];
+          for (std::size_t x = 0; x < clock.size(); ++x) clock[x] = std::max(clock[x], theirs[x]);
+          clock[b] = std::max(clock[b], w.step);
         }
+      // Sends now known to precede this step (the send at position k follows step k-1).
+      for (int b = 0; b < np; ++b) {
+        if (b != a && !crossPrograms) continue;
+        auto& next = nextSend[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+        while (next < sendBegin[static_cast<std::size_t>(b) + 1] && sends[next].position - 1 <= clock[static_cast<std::size_t>(b)])
+          active[static_cast<std::size_t>(a)].push_back(next++);
       }
-      if (!progress)
-        throw std::logic_error("lowerPlan: the phase deps of rank " + std::to_string(r) + " wait for each other in a cycle");
-    }
+      Step& step = program(first + a).steps[static_cast<std::size_t>(i)];
+      std::erase_if(active[static_cast<std::size_t>(a)], [&](std::size_t s) {
+        SentRange& sent = sends[s];
+        if (!overlaps(sent.src, step.dst, aliasOf(r))) return false;
+        const bool covered = std::any_of(sent.coveredBy.begin(), sent.coveredBy.end(), [&](const StepRef& c) {
+          return clock[static_cast<std::size_t>(c.program - first)] >= c.step;
+        });
+        if (!covered) {
+          addWait(step.waits, sent.reader);
+          sent.coveredBy.push_back({first + a, i});
+        }
+        return true;
+      });
+      clocks[static_cast<std::size_t>(a)][static_cast<std::size_t>(i)] = std::move(clock);
+    });
+    if (!ordered)
+      throw std::logic_error("lowerPlan: the phase deps of rank " + std::to_string(r) + " wait for each other in a cycle");
     for (const SentRange& s : sends)
       if (s.coveredBy.empty()) addWait(program(s.program).finalWaits, s.reader);
   }
@@ -377,30 +368,33 @@ class Lowering {
   // Pass 5: a topological order, programs taken round-robin as far as each can go; none left that can
   // go means a cycle.
   void buildIssueOrder() {
-    const int np = static_cast<int>(out_.programs.size());
-    std::vector<std::int32_t> issued(static_cast<std::size_t>(np), 0);
-    std::size_t total = 0;
-    for (const auto& prog : out_.programs) total += prog.steps.size();
-    out_.issueOrder.reserve(total);
-    while (out_.issueOrder.size() < total) {
+    std::vector<std::int32_t> issued;
+    const auto ready = [&](int p, std::int32_t i) {
+      const auto& waits = program(p).steps[static_cast<std::size_t>(i)].waits;
+      return std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) { return w.step < issued[static_cast<std::size_t>(w.program)]; });
+    };
+    if (!roundRobin(0, static_cast<int>(out_.programs.size()), issued, ready, [&](int p, std::int32_t i) { out_.issueOrder.push_back({p, i}); }))
+      throw std::logic_error("lowerPlan: the steps of plan " + std::string(plan::name(plan_.collective)) + "/" +
+                             std::string(plan::name(plan_.algorithm)) + " wait for each other in a cycle");
+  }
+
+  // Takes the steps of programs [first, first + np) round robin, each program as far as ready(a, i)
+  // lets it (a: its place from first; done[a]: its steps taken), each step once, in program order;
+  // false if steps are left that none can take (a cycle).
+  template <class Ready, class Take>
+  bool roundRobin(int first, int np, std::vector<std::int32_t>& done, Ready ready, Take take) {
+    std::size_t left = 0;
+    for (int a = 0; a < np; ++a) left += program(first + a).steps.size();
+    done.assign(static_cast<std::size_t>(np), 0);
+    while (left > 0) {
       bool progress = false;
-      for (int p = 0; p < np; ++p) {
-        const auto& steps = program(p).steps;
-        auto& i = issued[static_cast<std::size_t>(p)];
-        while (i < static_cast<std::int32_t>(steps.size())) {
-          const auto& waits = steps[static_cast<std::size_t>(i)].waits;
-          const bool ready = std::all_of(waits.begin(), waits.end(), [&](const StepRef& w) {
-            return w.step < issued[static_cast<std::size_t>(w.program)];
-          });
-          if (!ready) break;
-          out_.issueOrder.push_back({p, i++});
-          progress = true;
-        }
-      }
-      if (!progress)
-        throw std::logic_error("lowerPlan: the steps of plan " + std::string(plan::name(plan_.collective)) + "/" +
-                               std::string(plan::name(plan_.algorithm)) + " wait for each other in a cycle");
+      for (int a = 0; a < np; ++a)
+        for (auto& i = done[static_cast<std::size_t>(a)];
+             i < static_cast<std::int32_t>(program(first + a).steps.size()) && ready(a, i); ++i, --left, progress = true)
+          take(a, i);
+      if (!progress) return false;
     }
+    return true;
   }
 
   const plan::Plan& plan_;
@@ -413,6 +407,7 @@ class Lowering {
   std::vector<std::vector<SentRange>> sent_;                                     // per sending program
   std::vector<std::vector<int>> stepPhase_;                                      // per program: each step's phase
   std::vector<Gate> gates_;                                                      // every program's, rank by rank
+  std::vector<SliceSteps::In> values_;                                           // ReduceAll's operands
 };
 
 }  // namespace

@@ -1,16 +1,17 @@
 // A single-thread interpreter that runs a Plan on host memory.
 //
-// It is the reference semantics of a plan and the most exhaustive check we have: it executes each
-// rank's ops in the executors' order (slice_walk.h), and it models what the executors do that could
-// deadlock:
+// It is the reference semantics of a plan and the most exhaustive check we have. It runs every rank on
+// the executors' own core, PlanRunner (plan_runner.h: the lanes, the walk of slice_walk.h, the phase
+// gates, the op rules of op_dispatch.h), over a transport of its own that models what the executors
+// do that could deadlock:
 //  - single-copy sends: a sent slice stays in the sender's buffer until the receiver consumed it, so a
 //    rank that wants to overwrite it waits (write-after-send hazard);
 //  - a bounded connection: at most `connectionCapacity` unconsumed slices per (channel, from, to).
-// Every (rank, channel) is a cursor of its own when `channelsInterleaved` (the executors that run
-// channels concurrently), which waits at a phase's first op until its phase deps are met
-// (phase_deps.h); otherwise a rank runs its ops one after the other, in sequentialOps() order. Cursors run
-// round-robin, each as far as it can; when none can move, the plan deadlocks and interpret() throws
-// std::runtime_error naming every blocked rank and the op it waits in.
+// Elements are typed (T may be symbolic, validate.cc), moved by assignment and combined by `combine`.
+// A rank has a lane per channel when `channelsInterleaved` (the executors that run channels
+// concurrently), gated by its phase deps; otherwise one lane in sequentialOps() order. The ranks'
+// lanes run round-robin, each as far as it can; when none can move, the plan deadlocks and
+// interpret() throws std::runtime_error naming every blocked rank and the op it waits in.
 #pragma once
 
 #include <algorithm>
@@ -21,13 +22,11 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
-#include <utility>
 #include <vector>
 
 #include "collectives/core/errors.h"
-#include "collectives/plan/phase_deps.h"
 #include "collectives/plan/plan.h"
-#include "collectives/plan/slice_walk.h"
+#include "collectives/plan/plan_runner.h"
 
 namespace cclab::plan {
 
@@ -46,11 +45,84 @@ struct InterpretOptions {
 
 namespace detail {
 
-template <class T>
-struct InFlight {
-  std::vector<T> data;
-  const T* source = nullptr;  // where the sender still holds it (single-copy model)
-  std::int64_t length = 0;
+template <class... A>
+[[noreturn]] void fail(const A&... a) {
+  std::ostringstream m;
+  (m << ... << a);
+  throw std::runtime_error(m.str());
+}
+
+// One rank's transport (plan_runner.h) and moves (op_dispatch.h) over the connections of the whole
+// plan: a send queues a copy of the slice and keeps it in the sender's buffer until it is received
+// (single copy), at most `capacity` per connection; elements move by assignment and reduce by combine.
+template <class T, class Combine>
+class Interpreter {
+ public:
+  struct InFlight {
+    std::vector<T> data;
+    const T* source;  // where the sender still holds it
+  };
+  using Connections = std::map<std::tuple<int, int, int>, std::deque<InFlight>>;  // channel, from, to
+  using LaneData = NoLaneData;
+  using Lane = RunnerLane<NoLaneData>;
+
+  Interpreter(Connections& c, const RankBuffers<T>& b, int rank, std::int64_t capacity, const Combine& combine)
+      : c_(c), b_(b), rank_(rank), capacity_(capacity), combine_(combine) {}
+  std::byte* address(const Range& r, std::int64_t lo) const {
+    T* base = r.buf == Buf::Input ? b_.input : r.buf == Buf::Output ? b_.output : b_.scratch;
+    return reinterpret_cast<std::byte*>(base + r.offset + lo);
+  }
+  static void startLane(Lane&) {}
+  // No write over a slice this rank sent that is not consumed yet.
+  bool writable(Lane&, std::byte* dst, std::size_t bytes) const {
+    const T* p = at(dst);
+    for (const auto& [key, queue] : c_)
+      for (const InFlight& f : queue)
+        if (std::get<1>(key) == rank_ && f.source < p + bytes / sizeof(T) && p < f.source + f.data.size()) return false;
+    return true;
+  }
+  bool trySend(Lane&, const Op& op, const std::byte* src, std::size_t bytes) {
+    auto& q = c_[{op.channel, rank_, op.peer}];
+    if (capacity_ > 0 && static_cast<std::int64_t>(q.size()) >= capacity_) return false;
+    q.push_back({std::vector<T>(at(src), at(src) + bytes / sizeof(T)), at(src)});
+    return true;
+  }
+  const std::byte* tryReceive(Lane& lane, const Op& op, int peer, std::byte*, std::size_t bytes, int) {
+    if (lane.blocked) return nullptr;  // a ReduceAll asks no further (and checks no length) once one is missing
+    auto& q = c_[{op.channel, peer, rank_}];
+    if ((lane.blocked = q.empty())) return nullptr;
+    if (q.front().data.size() != bytes / sizeof(T))
+      fail("interpret: rank ", rank_, " op ", lane.opIndex(), " (", describe(op), ") expects ", bytes / sizeof(T),
+           " elements but rank ", peer, " sent ", q.front().data.size());
+    return reinterpret_cast<const std::byte*>(q.front().data.data());
+  }
+  void release(Lane&, const Op& op, int peer) { c_[{op.channel, peer, rank_}].pop_front(); }
+  static bool drained(Lane&) { return true; }
+  static void waitForLanes(std::span<Lane>, Lane&, int, bool) {}  // never called: interpret() drives pass()
+
+  void copy(std::byte* dst, const std::byte* src, std::size_t n) const {
+    if (dst < src)
+      std::copy(at(src), at(src) + n, at(dst));
+    else if (dst > src)
+      std::copy_backward(at(src), at(src) + n, at(dst) + n);
+  }
+  void reduce(std::byte* dst, const std::byte* a, const std::byte* b, std::size_t n) const {
+    for (std::size_t i = 0; i < n; ++i) at(dst)[i] = combine_(at(a)[i], at(b)[i]);
+  }
+  std::byte* scratch(std::size_t n) {
+    if (acc_.size() < n) acc_.resize(n);
+    return reinterpret_cast<std::byte*>(acc_.data());
+  }
+
+ private:
+  static T* at(std::byte* p) { return reinterpret_cast<T*>(p); }
+  static const T* at(const std::byte* p) { return reinterpret_cast<const T*>(p); }
+  Connections& c_;
+  const RankBuffers<T>& b_;
+  int rank_;
+  std::int64_t capacity_;
+  const Combine& combine_;
+  std::vector<T> acc_;  // ReduceAll's accumulator when dst overlaps src
 };
 
 }  // namespace detail
@@ -61,152 +133,37 @@ void interpret(const Plan& plan, std::span<const RankBuffers<T>> bufs, Combine c
                InterpretOptions options = {}) {
   if (static_cast<int>(bufs.size()) != plan.nranks || static_cast<int>(plan.ranks.size()) != plan.nranks)
     throw InvalidArgument("interpret: need one RankBuffers per rank");
-  const int n = plan.nranks;
-  using Key = std::tuple<int, int, int>;  // channel, from, to
-  std::map<Key, std::deque<detail::InFlight<T>>> connections;
-  struct Cursor {
-    int rank;
-    int channel;  // -1: all the rank's channels, one after the other
-    std::span<const Op> ops;
-    std::size_t base;  // index of ops[0] in the rank's list
-    SliceCursor walk;
-    int gatesPassed = -1;  // the last phase whose deps were met
-  };
-  std::vector<Cursor> cursors;
-  std::vector<SequentialOps> sequential(static_cast<std::size_t>(n));  // when not interleaved
-  const PhaseGates gates(plan.deps);
-  const bool interleaved = options.channelsInterleaved && plan.nchannels > 1;
-  std::vector<std::size_t> firstCursor(static_cast<std::size_t>(n));  // of each rank (its channels follow)
-  for (int r = 0; r < n; ++r) {
-    const auto& all = plan.ranks[static_cast<std::size_t>(r)];
-    firstCursor[static_cast<std::size_t>(r)] = cursors.size();
-    if (!interleaved) {
-      sequential[static_cast<std::size_t>(r)] = sequentialOps(plan, r);
-      const std::span<const Op> ops = sequential[static_cast<std::size_t>(r)].ops();
-      cursors.push_back({r, -1, ops, 0, SliceCursor(ops, options.sliceElems)});
-      continue;
-    }
-    int c = 0;
-    for (std::span<const Op> ch : channelOps(plan, r))
-      cursors.push_back({r, c++, ch, static_cast<std::size_t>(ch.data() - all.data()), SliceCursor(ch, options.sliceElems)});
+  const auto n = static_cast<std::size_t>(plan.nranks);
+  using Rank = detail::Interpreter<T, Combine>;
+  typename Rank::Connections connections;
+  std::vector<Rank> ranks;
+  std::vector<RunnerState<NoLaneData>> states(n);
+  std::vector<PlanRunner<Rank, Rank&>> runners;
+  ranks.reserve(n);
+  runners.reserve(n);
+  const RunnerOptions ro{sizeof(T), nullptr, options.sliceElems, options.channelsInterleaved && plan.nchannels > 1};
+  for (std::size_t r = 0; r < n; ++r) {
+    ranks.emplace_back(connections, bufs[r], static_cast<int>(r), options.connectionCapacity, combine);
+    runners.emplace_back(ranks[r], states[r], plan, static_cast<int>(r), ro, ranks[r]).start();
   }
-  // Are the deps of cursor c's current phase met (interleaved channels only)?
-  auto gateOpen = [&](Cursor& c) {
-    if (c.channel < 0 || gates.empty()) return true;
-    const int phase = c.ops[c.walk.opIndex()].phase;
-    if (phase == c.gatesPassed) return true;
-    const auto walkerOf = [&](int channel) {
-      return &cursors[firstCursor[static_cast<std::size_t>(c.rank)] + static_cast<std::size_t>(channel)].walk;
-    };
-    if (!gatesMet(gates, c.channel, phase, walkerOf)) return false;
-    c.gatesPassed = phase;
-    return true;
-  };
-
-  auto base = [&](int r, Buf b) -> T* {
-    switch (b) {
-      case Buf::Input: return bufs[r].input;
-      case Buf::Output: return bufs[r].output;
-      case Buf::Scratch: return bufs[r].scratch;
-    }
-    return nullptr;
-  };
-  // Would writing [p, p+len) on rank r overwrite a slice r sent that is not consumed yet?
-  auto writeBlocked = [&](int r, const T* p, std::int64_t len) {
-    for (const auto& [key, queue] : connections) {
-      if (std::get<1>(key) != r) continue;
-      for (const auto& f : queue)
-        if (f.source < p + len && p < f.source + f.length) return true;
-    }
-    return false;
-  };
-  auto mismatch = [&](const Cursor& c, const Op& op, std::int64_t len, int peer, std::int64_t sent) {
+  // Every rank's lanes in turn, each as far as it goes, until all are done or none can move.
+  for (bool running = true; running;) {
+    bool moved = false;
+    running = false;
+    for (auto& runner : runners) running = runner.pass(moved) || running;
+    if (!running || moved) continue;
     std::ostringstream m;
-    m << "interpret: rank " << c.rank << " op " << c.base + c.walk.opIndex() << " (" << describe(op) << ") expects " << len
-      << " elements but rank " << peer << " sent " << sent;
-    throw std::runtime_error(m.str());
-  };
-  // Runs a cursor's current slice; returns false if it must wait.
-  auto step = [&](Cursor& c) -> bool {
-    const int r = c.rank;
-    const Op& op = c.ops[c.walk.opIndex()];
-    const auto [lo, hi] = c.walk.sliceRange();
-    const std::int64_t len = hi - lo;
-    T* src = op.reads() ? base(r, op.src.buf) + op.src.offset + lo : nullptr;
-    T* dst = op.writes() ? base(r, op.dst.buf) + op.dst.offset + lo : nullptr;
-    if (op.kind == OpKind::Send) {
-      auto& q = connections[{op.channel, r, op.peer}];
-      if (options.connectionCapacity > 0 && static_cast<std::int64_t>(q.size()) >= options.connectionCapacity)
-        return false;
-      q.push_back({std::vector<T>(src, src + len), src, len});
-      return true;
-    }
-    if (writeBlocked(r, dst, len)) return false;
-    if (op.kind == OpKind::Copy) {
-      std::vector<T> tmp(src, src + len);
-      std::copy(tmp.begin(), tmp.end(), dst);
-      return true;
-    }
-    if (op.kind == OpKind::ReduceAll) {
-      for (int q = 0; q < n; ++q) {
-        if (q == r) continue;
-        auto& queue = connections[{op.channel, q, r}];
-        if (queue.empty()) return false;
-        if (queue.front().length != len) mismatch(c, op, len, q, queue.front().length);
-      }
-      std::vector<T> acc;  // rank 0's value first, then each next rank's folded in
-      for (int q = 0; q < n; ++q) {
-        const T* v = q == r ? src : connections[{op.channel, q, r}].front().data.data();
-        if (q == 0)
-          acc.assign(v, v + len);
-        else
-          for (std::int64_t i = 0; i < len; ++i) acc[i] = combine(acc[i], v[i]);
-      }
-      std::copy(acc.begin(), acc.end(), dst);
-      for (int q = 0; q < n; ++q)
-        if (q != r) connections[{op.channel, q, r}].pop_front();
-      return true;
-    }
-    auto& q = connections[{op.channel, op.peer, r}];
-    if (q.empty()) return false;
-    auto& front = q.front();
-    if (front.length != len) mismatch(c, op, len, op.peer, front.length);
-    if (op.kind == OpKind::Recv) {
-      std::copy(front.data.begin(), front.data.end(), dst);
-    } else {
-      for (std::int64_t i = 0; i < len; ++i) dst[i] = combine(src[i], front.data[i]);
-    }
-    q.pop_front();
-    return true;
-  };
-
-  for (;;) {
-    bool progress = false, allDone = true;
-    for (auto& c : cursors) {
-      while (!c.walk.done() && gateOpen(c) && step(c)) {
-        c.walk.advance();
-        progress = true;
-      }
-      allDone = allDone && c.walk.done();
-    }
-    if (allDone) break;
-    if (!progress) {
-      std::ostringstream m;
-      m << "interpret: plan " << name(plan.collective) << "/" << name(plan.algorithm) << " deadlocks:";
-      for (const auto& c : cursors)
-        if (!c.walk.done())
-          m << " rank " << c.rank << " waits in op " << c.base + c.walk.opIndex() << " ("
-            << describe(c.ops[c.walk.opIndex()]) << ") slice " << c.walk.sliceIndex() << ";";
-      throw std::runtime_error(m.str());
-    }
+    for (std::size_t r = 0; r < n; ++r)
+      for (const auto& lane : runners[r].lanes())
+        if (!lane.finished)
+          m << " rank " << r << " waits in op " << lane.opIndex() << " (" << describe(lane.ops[lane.walk.opIndex()])
+            << ") slice " << lane.walk.sliceIndex() << ";";
+    detail::fail("interpret: plan ", name(plan.collective), "/", name(plan.algorithm), " deadlocks:", m.str());
   }
   for (const auto& [key, queue] : connections)
-    if (!queue.empty()) {
-      std::ostringstream m;
-      m << "interpret: " << queue.size() << " slice(s) sent from rank " << std::get<1>(key) << " to rank "
-        << std::get<2>(key) << " on channel " << std::get<0>(key) << " were never received";
-      throw std::runtime_error(m.str());
-    }
+    if (!queue.empty())
+      detail::fail("interpret: ", queue.size(), " slice(s) sent from rank ", std::get<1>(key), " to rank ",
+                   std::get<2>(key), " on channel ", std::get<0>(key), " were never received");
 }
 
 }  // namespace cclab::plan

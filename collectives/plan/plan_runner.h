@@ -2,8 +2,10 @@
 // bytes (host slots, host LL lines, shared-memory slots, shared-memory LL lines, MPI links), and owns
 // what every executor does alike: the rank's lanes (one per channel, interleaved, or one lane in
 // sequentialOps() order), the walk over (op, slice) pairs (slice_walk.h), the phase gates between a
-// rank's channels (phase_deps.h), the op dispatch, ReduceAll's rank-order fold, and the round-robin
-// loop that advances whichever lane can move and hands the rest to the transport's wait.
+// rank's channels (phase_deps.h), the op rules (op_dispatch.h: dispatch, write-after-send check,
+// ReduceAll's rank-order fold), and the round-robin loop that advances whichever lane can move and
+// hands the rest to the transport's wait. The interpreter (interpret.h) runs on it with a transport
+// of its own and typed moves; the CUDA lowering shares the op rules only.
 //
 // A transport T (in the spirit of NCCL's primitives: one interface, the protocol a parameter) has a
 // per-lane state `T::LaneData` and answers, for the runner's current slice:
@@ -25,16 +27,19 @@
 //
 // ReduceAll (plan.h) takes one slice from every other rank and folds them in rank order, v_0 (op) v_1
 // (op) ... (op) v_{p-1} with this rank's src at its own place, so every rank computes the same bits;
-// every slice must be there before any is read, and all are released after the fold.
+// every slice must be there before any is read, and all are released after the fold. Moves copy and
+// reduce the elements: ByteMoves (memmove, the dtype's reduce) for every executor.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "collectives/core/dtype.h"
+#include "collectives/plan/op_dispatch.h"
 #include "collectives/plan/phase_deps.h"
 #include "collectives/plan/plan.h"
 #include "collectives/plan/slice_walk.h"
@@ -82,25 +87,21 @@ struct RunnerOptions {
   bool interleaved = true;      // a lane per channel; false: one lane in sequentialOps() order
 };
 
-// ReduceAll's result: dst = v_0 (op) ... (op) v_{p-1}, left to right; values[rank] is this rank's src.
-// Folds into dst unless dst overlaps src and src is still to be read after the first step (then into
-// `acc`, copied to dst at the end).
-inline void foldRankOrder(std::span<const std::byte* const> values, int rank, std::byte* dst, std::size_t bytes,
-                          std::size_t elems, ReduceFn reduce, std::vector<std::byte>& acc) {
-  const std::byte* src = values[static_cast<std::size_t>(rank)];
-  if (values.size() == 1) {
-    if (src != dst) std::memmove(dst, src, bytes);
-    return;
+// The moves of the byte executors (op_dispatch.h): memmove copies, the dtype's reduce, and the
+// rank's accumulator for a ReduceAll whose dst overlaps its own operand.
+struct ByteMoves {
+  std::size_t elemSize = 4;
+  ReduceFn fn = nullptr;
+  std::vector<std::byte>* acc = nullptr;
+  void copy(std::byte* dst, const std::byte* src, std::size_t elems) const {
+    if (dst != src) std::memmove(dst, src, elems * elemSize);
   }
-  std::byte* into = dst;
-  if (dst < src + bytes && src < dst + bytes && !(rank == 0 && src == dst)) {
-    if (acc.size() < bytes) acc.resize(bytes);
-    into = acc.data();
+  void reduce(std::byte* dst, const std::byte* a, const std::byte* b, std::size_t elems) const { fn(dst, a, b, elems); }
+  std::byte* scratch(std::size_t elems) const {
+    if (acc->size() < elems * elemSize) acc->resize(elems * elemSize);
+    return acc->data();
   }
-  reduce(into, values[0], values[1], elems);
-  for (std::size_t q = 2; q < values.size(); ++q) reduce(into, into, values[q], elems);
-  if (into != dst) std::memcpy(dst, into, bytes);
-}
+};
 
 // The defaults of a transport whose calls wait themselves until they can proceed (one sequential
 // lane, so the runner never waits) and that copies what it sends and receives (the LL paths): nothing
@@ -115,12 +116,6 @@ struct WaitingTransport {
   static void waitForLanes(std::span<Lane>, Lane&, int, bool) {}  // never called: no call fails
 };
 
-// The index tryReceive gets for the slice from `peer` of op on rank `rank` (its place among the op's
-// receives: ReduceAll's in rank order without the rank itself, else 0).
-inline int receiveIndex(const Op& op, int peer, int rank) {
-  return op.kind != OpKind::ReduceAll ? 0 : peer < rank ? peer : peer - 1;
-}
-
 // Where receive `index` of op's current slice may land in a rank's staging buffer `v`: a slot of
 // `bytes` per receive (nranks - 1 for ReduceAll, else 1), the buffer grown at the first (index 0),
 // before any slot of the slice is handed out.
@@ -132,14 +127,18 @@ inline std::byte* stagingSlot(std::vector<std::byte>& v, const Op& op, int nrank
   return v.data() + static_cast<std::size_t>(index) * bytes;
 }
 
-template <class Transport>
+// Moves: how elements are copied and reduced (ByteMoves, or a reference to the interpreter's typed moves).
+template <class Transport, class Moves = ByteMoves>
 class PlanRunner {
  public:
   using Lane = RunnerLane<typename Transport::LaneData>;
   using State = RunnerState<typename Transport::LaneData>;
 
+  PlanRunner(Transport& t, State& s, const Plan& plan, int rank, const RunnerOptions& o, Moves m)
+      : t_(t), s_(s), plan_(plan), rank_(rank), o_(o), m_(m) {}
   PlanRunner(Transport& t, State& s, const Plan& plan, int rank, const RunnerOptions& o)
-      : t_(t), s_(s), plan_(plan), rank_(rank), o_(o) {}
+    requires std::is_same_v<Moves, ByteMoves>
+      : PlanRunner(t, s, plan, rank, o, ByteMoves{o.elemSize, o.reduce, &s.acc}) {}
 
   // Runs the rank's ops to the end (every lane's sends read); throws what the transport throws.
   // Round robin: each lane runs as far as it can; the rank waits only when none can move.
@@ -249,53 +248,36 @@ class PlanRunner {
     return true;
   }
 
+  // The runner's consumer of one slice (op_dispatch.h): the transport's calls on the lane, the moves.
+  struct Slice {
+    using Ptr = std::byte*;
+    using In = const std::byte*;
+    PlanRunner& r;
+    Lane& lane;
+    std::size_t elems, bytes;
+    Ptr at(const Range& x, std::int64_t lo) { return r.t_.address(x, lo); }
+    bool writable(Ptr dst) { return r.t_.writable(lane, dst, bytes); }
+    bool send(const Op& op, In src) { return r.t_.trySend(lane, op, src, bytes); }
+    bool receive(const Op& op, int peer, Ptr into, int index, In& v) {
+      v = r.t_.tryReceive(lane, op, peer, into, bytes, index);
+      return v != nullptr;
+    }
+    void release(const Op& op, int peer) { r.t_.release(lane, op, peer); }
+    void copy(Ptr dst, In src) { r.m_.copy(dst, src, elems); }
+    void reduce(Ptr dst, In a, In b) { r.m_.reduce(dst, a, b, elems); }
+    [[nodiscard]] bool overlaps(Ptr dst, In src) const { return dst < src + bytes && src < dst + bytes; }
+    static bool same(Ptr dst, In src) { return dst == src; }
+    Ptr accumulator(Ptr, In) { return r.m_.scratch(elems); }
+  };
+
   // Runs the lane's current slice if nothing it needs is missing; false (the transport's record set)
   // if it must wait.
   bool step(Lane& lane) {
     lane.blocked = false;
-    const Op& op = lane.ops[lane.walk.opIndex()];
     const auto [lo, hi] = lane.walk.sliceRange();
     const auto elems = static_cast<std::size_t>(hi - lo);
-    const std::size_t bytes = elems * o_.elemSize;
-    const std::byte* src = op.reads() ? t_.address(op.src, lo) : nullptr;
-    std::byte* dst = op.writes() ? t_.address(op.dst, lo) : nullptr;
-    if (dst && !t_.writable(lane, dst, bytes)) return false;
-    switch (op.kind) {
-      case OpKind::Send: return t_.trySend(lane, op, src, bytes);
-      case OpKind::Copy:
-        if (src != dst) std::memmove(dst, src, bytes);
-        return true;
-      case OpKind::Recv:
-      case OpKind::RecvReduce: {
-        const bool copy = op.kind == OpKind::Recv;
-        const std::byte* in = t_.tryReceive(lane, op, op.peer, copy ? dst : nullptr, bytes, 0);
-        if (!in) return false;
-        if (!copy)
-          o_.reduce(dst, src, in, elems);
-        else if (in != dst)
-          std::memcpy(dst, in, bytes);
-        t_.release(lane, op, op.peer);
-        return true;
-      }
-      case OpKind::ReduceAll: return reduceAll(lane, op, src, dst, bytes, elems);
-    }
-    return true;
-  }
-
-  bool reduceAll(Lane& lane, const Op& op, const std::byte* src, std::byte* dst, std::size_t bytes, std::size_t elems) {
-    const int p = plan_.nranks;
-    s_.values.resize(static_cast<std::size_t>(p));
-    bool all = true;
-    for (int q = 0; q < p; ++q) {  // every receive is asked for (a transport may post them all at once)
-      const std::byte* v = q == rank_ ? src : t_.tryReceive(lane, op, q, nullptr, bytes, receiveIndex(op, q, rank_));
-      s_.values[static_cast<std::size_t>(q)] = v;
-      all = all && v != nullptr;
-    }
-    if (!all) return false;
-    foldRankOrder(s_.values, rank_, dst, bytes, elems, o_.reduce, s_.acc);
-    for (int q = 0; q < p; ++q)
-      if (q != rank_) t_.release(lane, op, q);
-    return true;
+    Slice slice{*this, lane, elems, elems * o_.elemSize};
+    return dispatchSlice(slice, lane.ops[lane.walk.opIndex()], rank_, plan_.nranks, lo, s_.values);
   }
 
   Transport& t_;
@@ -303,6 +285,7 @@ class PlanRunner {
   const Plan& plan_;
   int rank_;
   RunnerOptions o_;
+  Moves m_;
 };
 
 }  // namespace cclab::plan
