@@ -94,12 +94,9 @@ ShmExecutor::ShmExecutor(const std::string& job, int globalRank, const NodeRanks
     throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
   if (llRingLines_ > 0) {
     for (int r = 0; r < nranks; ++r) {
-      llTo_.push_back(llRing(rank, r));
-      llFrom_.push_back(llRing(r, rank));
+      llTo_.emplace_back(llRing(rank, r), &llWords(rank, r).bell, &llWords(rank, r).acked);
+      llFrom_.emplace_back(llRing(r, rank), &llWords(r, rank).bell, &llWords(r, rank).acked);
     }
-    llHead_.assign(n, 0);
-    llRoom_.assign(n, static_cast<std::uint64_t>(llRingLines_) * kLlUnitsPerLine);
-    llTail_.assign(n, 0);
   }
   info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
   info(rank).pid.store(getpid(), std::memory_order_release);
