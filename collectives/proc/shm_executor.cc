@@ -318,8 +318,8 @@ class ShmExecutor::RankRun : public plan::WaitingTransport {
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
   void execute() {
-    plan::RunnerState<LaneData> state;
-    plan::PlanRunner<RankRun>(*this, state, plan_, ex_.globalOf(ex_.rank_), {o_.elemSize, o_.reduce, o_.sliceElems, false}).run();
+    plan::PlanRunner<RankRun>(*this, ex_.slotRunner_, plan_, ex_.globalOf(ex_.rank_), {o_.elemSize, o_.reduce, o_.sliceElems, false})
+        .run();
   }
 
   std::byte* address(const plan::Range& r, std::int64_t lo) const {

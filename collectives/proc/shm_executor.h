@@ -243,6 +243,7 @@ class ShmExecutor {
   std::vector<LlLink<SharedWord>*> llSent_, llRead_;  // LlRun's, kept between calls
   std::vector<std::byte> llIncoming_;
   plan::RunnerState<plan::NoLaneData> llRunner_;
+  plan::RunnerState<plan::NoLaneData> slotRunner_;  // RankRun's, kept between calls (no allocation per call)
 };
 
 }  // namespace cclab::proc
