@@ -281,6 +281,10 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
 void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
+  RankRun(*this, rank, plan, memory, options, begin(rank, plan, options)).execute();
+}
+
+std::uint32_t LlExecutor::begin(int rank, const plan::Plan& plan, const RunOptions& options) {
   if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
   if (options.startDelay.count() > 0)
     abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
@@ -288,7 +292,7 @@ void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory,
   RankState& st = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
   st.calls.store(call, std::memory_order_release);
-  RankRun(*this, rank, plan, memory, options, call).execute();
+  return call;
 }
 
 bool LlExecutor::gathers(const plan::Plan& plan) {
@@ -310,13 +314,7 @@ bool LlExecutor::gathers(const plan::Plan& plan) {
 
 void LlExecutor::gatherSend(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 1 || rank >= nranks_) throw InvalidArgument("host ll: gatherSend rank " + std::to_string(rank) + " out of range");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  RankState& st = ranks_[static_cast<std::size_t>(rank)];
-  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
-  st.calls.store(call, std::memory_order_release);
+  begin(rank, plan, options);
   const plan::Op& all = *gatherParts(plan, rank).reduceAll;
   const std::size_t bytes = static_cast<std::size_t>(all.count()) * options.elemSize;
   // Its arrival is recorded by rank 0 (RankRun::gatherFold): a clock read here (~30 ns) would delay
@@ -337,14 +335,7 @@ void LlExecutor::gatherFold(const plan::Plan& plan, const RankMemory& memory, st
                             const RunOptions& options) {
   if (plan.nranks != nranks_ || outputs.size() != static_cast<std::size_t>(nranks_))
     throw InvalidArgument("host ll: gatherFold needs a plan and outputs for " + std::to_string(nranks_) + " ranks");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank 0", options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  RankState& st = ranks_[0];
-  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
-  st.calls.store(call, std::memory_order_release);
-  RankRun(*this, 0, plan, memory, options, call).gatherFold(gatherParts(plan, 0), outputs);
+  RankRun(*this, 0, plan, memory, options, begin(0, plan, options)).gatherFold(gatherParts(plan, 0), outputs);
 }
 
 }  // namespace cclab::host

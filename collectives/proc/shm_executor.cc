@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
+#include "collectives/host/rank_memory.h"
 #include "collectives/plan/plan_runner.h"
 #include "collectives/proc/stale_sweep.h"
 
@@ -323,13 +324,7 @@ class ShmExecutor::RankRun : public plan::WaitingTransport {
   }
 
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return base() + layout_.input + off;
-      case plan::Buf::Output: return base() + layout_.output + off;
-      case plan::Buf::Scratch: return base() + layout_.scratch + off;
-    }
-    return nullptr;
+    return host::RankMemory{base() + layout_.input, base() + layout_.output, base() + layout_.scratch}.at(r, lo, o_.elemSize);
   }
 
   // The peer is a rank of the job: on this node through the shared connection, else through the links.

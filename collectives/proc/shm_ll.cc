@@ -21,6 +21,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/host/ll_transport.h"
+#include "collectives/host/rank_memory.h"
 #include "collectives/proc/shm_executor.h"
 
 namespace cclab::proc {
@@ -55,13 +56,7 @@ class ShmExecutor::LlRun : public host::LlTransport<LlRun, SharedWord> {
 
   // The Place of LlTransport.
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return const_cast<std::byte*>(mem_.input) + off;
-      case plan::Buf::Output: return mem_.output + off;
-      case plan::Buf::Scratch: return mem_.scratch + off;
-    }
-    return nullptr;
+    return host::RankMemory{mem_.input, mem_.output, mem_.scratch}.at(r, lo, o_.elemSize);
   }
   Link& to(const plan::Op& op) { return ex_.llTo_[static_cast<std::size_t>(op.peer)]; }
   Link& from(const plan::Op&, int peer) { return ex_.llFrom_[static_cast<std::size_t>(peer)]; }
