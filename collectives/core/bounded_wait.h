@@ -18,6 +18,11 @@ namespace cclab {
 
 enum class WaitResult { Ready, TimedOut, Aborted };
 
+// Whether a wrapping counter `value` has reached `target` (the waits' counters wrap at 2^32).
+constexpr bool reached(std::uint32_t value, std::uint32_t target) {
+  return static_cast<std::int32_t>(value - target) >= 0;
+}
+
 // Yielding keeps the waiter runnable: in a virtual machine waking a thread that sleeps in the kernel
 // can cost ~200 µs (an idle vCPU must be woken), far more than a collective step, so a wait yields for
 // this long before it sleeps.

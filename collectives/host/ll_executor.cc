@@ -16,7 +16,6 @@ namespace {
 // Waits follow wait.h (spin, yield, sleep). (A longer spin was tried: on a loaded machine, where two
 // unbound rank threads may share one core, a 1 ms spin made an 8-byte call take 5 ms instead of
 // 0.1-0.4 ms; docs/results/cpu-peers.md.)
-bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
 // A one-shot allreduce's ops on one rank: p - 1 sends of the ReduceAll's operand, one to every peer,
 // the ReduceAll, then a copy of its result to the output (allreduce_oneshot.cc). Null when not so.
@@ -127,19 +126,15 @@ ArrivalStats LlExecutor::arrivalStats() const {
 
 void LlExecutor::resetArrivals() {
   for (int r = 0; r < nranks_; ++r) ranks_[static_cast<std::size_t>(r)].unrecorded.clear();
-  std::uint32_t next = 0;  // the highest call number any rank has started
-  for (int r = 0; r < nranks_; ++r) {
-    const std::uint32_t started = ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
-    if (r == 0 || reached(started, next)) next = started;
-  }
-  arrivals_.reset(next + 1);
+  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
+}
+
+std::uint32_t LlExecutor::started(int r) const {
+  return ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
 }
 
 std::string LlExecutor::lateRanks(std::uint32_t call) const {
-  std::vector<int> late;
-  for (int r = 0; r < nranks_; ++r)
-    if (!reached(ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire), call)) late.push_back(r);
-  return neverArrived(late);
+  return lateFor(nranks_, call, [this](int r) { return started(r); });
 }
 
 void LlExecutor::fail(const std::string& why) {

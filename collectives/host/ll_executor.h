@@ -116,6 +116,7 @@ class LlExecutor {
   void fail(const std::string& why);  // abort_.raise, then wakes every connection
   // The start of a rank's call: refused after a failure, the start delay, then its call number.
   std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options);
+  [[nodiscard]] std::uint32_t started(int rank) const;  // calls rank has started
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
   static std::string where(const plan::Plan& plan);  // "host allreduce/ring (ll)"

@@ -18,7 +18,8 @@ using Clock = std::chrono::steady_clock;
 // A word that rank threads sleep on (collectives/core/futex.h: private futexes).
 using WaitWord = FutexWord<FutexScope::Private>;
 
-using cclab::WaitResult;  // collectives/core/bounded_wait.h
+using cclab::reached;  // collectives/core/bounded_wait.h
+using cclab::WaitResult;
 
 // A sleeping waiter re-checks the abort and the deadline this often.
 inline constexpr std::chrono::milliseconds kMaxSleep{20};

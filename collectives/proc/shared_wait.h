@@ -46,10 +46,7 @@ WaitResult waitUntil(const SharedWord& word, Ready ready, const SharedWord& abor
                      kMaxSleep);
 }
 
-// Whether a wrapping counter `value` has reached `target`.
-constexpr bool reached(std::uint32_t value, std::uint32_t target) {
-  return static_cast<std::int32_t>(value - target) >= 0;
-}
+using cclab::reached;  // collectives/core/bounded_wait.h
 
 // Waits until the counter `word` reaches `target`; throws TimeoutError "proc: timed out after N ms
 // waiting for <what> (counter at V, wanted T)" at the deadline, or "proc: aborted (code C) while
