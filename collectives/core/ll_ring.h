@@ -15,13 +15,15 @@
 // lap), never the one it waits for, so a ring is reused without resets; tests force P = 2.
 //
 // LlRing is the format only, over lines it does not own (heap or shared memory, zero-filled before the
-// first use); the positions (the sender's head, the reader's tail, in units) and the flow control
-// belong to its users.
+// first use); LlLink adds the positions (the sender's head, the reader's tail, in units) and the flow
+// control, over two words wherever they live (futex.h: private words for threads, shared ones for
+// processes).
 #pragma once
 
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
+#include <vector>
 
 namespace cclab {
 
@@ -99,6 +101,81 @@ class LlRing {
 // `head`: the reader is at most a ring behind.
 constexpr std::uint64_t llTailFromAcked(std::uint64_t head, std::uint32_t acked) {
   return head - static_cast<std::uint32_t>(static_cast<std::uint32_t>(head) - acked);
+}
+
+// One direction of LL traffic between two ranks: its ring, the sender's head and cached room, the
+// reader's tail, and two words `Word` (a FutexWord of futex.h): `bell`, which a reader waiting for data
+// sleeps on, and `acked`, the units read (mod 2^32) that the reader publishes after each message and a
+// sender waiting for room sleeps on. The sender reads acked only when its cached room says the ring
+// may be full, so on the fast path a message costs the reader one cache-line transfer and nothing else.
+// The sender's and the reader's positions sit on cache lines of their own: a link may be shared by a
+// sending and a reading thread, or each process may keep its own copy of the positions it uses.
+template <class Word>
+class LlLink {
+ public:
+  LlLink() = default;
+  LlLink(const LlRing& ring, Word* bell, Word* acked) : ring_(ring), bell_(bell), acked_(acked) {
+    sender_.room = ring.ringUnits();
+  }
+  [[nodiscard]] const LlRing& ring() const { return ring_; }
+  [[nodiscard]] Word& bell() const { return *bell_; }
+  [[nodiscard]] Word& acked() const { return *acked_; }
+
+  // ---- sender side ----
+  // Whether a message of `bytes` fits behind what the reader has not read yet (reloads acked when the
+  // cached room says no). bytes must be at most the ring.
+  bool hasRoom(std::size_t bytes) {
+    const std::uint64_t end = sender_.head + llUnitsFor(bytes);
+    if (end <= sender_.room) return true;
+    sender_.room = llTailFromAcked(sender_.head, acked_->value.load(std::memory_order_acquire)) + ring_.ringUnits();
+    return end <= sender_.room;
+  }
+  // Writes the message at the head (hasRoom() said yes) and advances the head.
+  void write(const std::byte* src, std::size_t bytes) { sender_.head = ring_.write(sender_.head, src, bytes); }
+
+  // ---- reader side ----
+  // Whether unit i of the next message is there; `data` gets its 4 data bytes when it is.
+  bool unitReady(std::size_t i, std::uint32_t& data) const { return ring_.unitReady(tail_ + i, data); }
+  // Whether the next message, of `bytes`, is complete (its last unit is there).
+  [[nodiscard]] bool messageReady(std::size_t bytes) const { return ring_.messageReady(tail_, bytes); }
+  // Starts fetching the line of the last unit of the next message, of `bytes` > 0 (a hint).
+  void prefetch(std::size_t bytes) const { ring_.prefetch(tail_ + (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit - 1); }
+  // Copies the next message, of `bytes`, to dst and ends its read (finishRead) if it is complete; else false.
+  bool tryRead(std::byte* dst, std::size_t bytes) {
+    if (!ring_.tryRead(tail_, dst, bytes)) return false;
+    finishRead(bytes);
+    return true;
+  }
+  // Ends the read of a message of `bytes`: moves the tail past its lines and publishes it in acked.
+  void finishRead(std::size_t bytes) {
+    tail_ += llUnitsFor(bytes);
+    acked_->value.store(static_cast<std::uint32_t>(tail_), std::memory_order_release);
+  }
+
+ private:
+  LlRing ring_;
+  Word* bell_ = nullptr;
+  Word* acked_ = nullptr;
+  struct alignas(64) SenderState {
+    std::uint64_t head = 0;  // units written
+    std::uint64_t room = 0;  // head may grow up to this without reloading acked
+  } sender_;
+  alignas(64) std::uint64_t tail_ = 0;  // units read
+};
+
+// Wakes the peers asleep on the links a rank wrote to (data: bell) or read from (room: acked), and
+// forgets the links. The fence orders the rank's line and acked stores before its reads of the sleeper
+// counts; a sleeper counts itself (a locked add) before its last check, so one of the two sees the other.
+template <class Word>
+void llFlushWakes(std::vector<LlLink<Word>*>& sent, std::vector<LlLink<Word>*>& read) {
+  if (sent.empty() && read.empty()) return;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  for (LlLink<Word>* l : sent)
+    if (l->bell().sleepers.load(std::memory_order_relaxed) != 0) l->bell().add(1);
+  for (LlLink<Word>* l : read)
+    if (l->acked().sleepers.load(std::memory_order_relaxed) != 0) l->acked().wakeAll();
+  sent.clear();
+  read.clear();
 }
 
 }  // namespace cclab

@@ -23,13 +23,12 @@ std::string AbortState::reason() const {
 
 bool AbortState::pauseUntil(Clock::time_point until) const {
   constexpr auto kSpinTail = std::chrono::microseconds(200);  // sleep the bulk, spin the end
-  constexpr auto kMaxSleep = std::chrono::milliseconds(20);   // re-check even if a wake-up were lost
   for (;;) {
     if (raised()) return false;
     const auto now = Clock::now();
     if (now >= until) return true;
     if (until - now > kSpinTail)
-      sleepWhileEqual(word_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));
+      sleepWhileEqual(word_, 0, std::min<std::chrono::nanoseconds>(until - now - kSpinTail, kMaxSleep));  // wait.h's: re-check even if a wake-up were lost
     else
       cpuRelax();
   }

@@ -49,6 +49,23 @@ class AbortState {
 
 // "rank 7 never arrived" / "ranks 3, 7 never arrived" (at most 8 named), or "" for none.
 std::string neverArrived(const std::vector<int>& late);
+
+// Over the ranks' call counters (started(r): the calls rank r has started, wrapping): the latest call
+// any rank has started, and neverArrived of the ranks that have not started `call`.
+template <class Started>
+std::uint32_t latestCall(int nranks, Started started) {
+  std::uint32_t latest = 0;
+  for (int r = 0; r < nranks; ++r)
+    if (const std::uint32_t s = started(r); r == 0 || reached(s, latest)) latest = s;
+  return latest;
+}
+template <class Started>
+std::string lateFor(int nranks, std::uint32_t call, Started started) {
+  std::vector<int> late;
+  for (int r = 0; r < nranks; ++r)
+    if (!reached(started(r), call)) late.push_back(r);
+  return neverArrived(late);
+}
 // "30000 ms".
 std::string milliseconds(std::chrono::nanoseconds d);
 

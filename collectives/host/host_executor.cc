@@ -16,7 +16,6 @@ namespace {
 // peer's core, so a wait yields at once.
 constexpr std::chrono::microseconds kSpinWhenOversubscribed{0};
 
-bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
 std::string where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm));
@@ -102,20 +101,16 @@ std::uint64_t HostExecutor::progress() const {
   return sum;
 }
 
+std::uint32_t HostExecutor::started(int r) const {
+  return arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire);
+}
+
 void HostExecutor::resetArrivals() {
-  std::uint32_t next = 0;  // the highest call number any rank has started
-  for (int r = 0; r < nranks_; ++r) {
-    const std::uint32_t started = arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire);
-    if (r == 0 || reached(started, next)) next = started;
-  }
-  arrivals_.reset(next + 1);
+  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
 }
 
 std::string HostExecutor::lateRanks(std::uint32_t call) const {
-  std::vector<int> late;
-  for (int r = 0; r < nranks_; ++r)
-    if (!reached(arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire), call)) late.push_back(r);
-  return neverArrived(late);
+  return lateFor(nranks_, call, [this](int r) { return started(r); });
 }
 
 void HostExecutor::fail(const std::string& why) {

@@ -101,6 +101,7 @@ class HostExecutor {
   void fail(const std::string& why);  // abort_.raise, then wakes every connection and doorbell
   // "rank 7 never arrived" / "ranks 3, 7 never arrived" for the ranks that have not started call
   // number `call` (after their start delay), or "" when every rank has.
+  [[nodiscard]] std::uint32_t started(int rank) const;  // calls rank has started
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
 
   int nranks_;

@@ -16,10 +16,6 @@ namespace {
 // Waits follow wait.h (spin, yield, sleep). (A longer spin was tried: on a loaded machine, where two
 // unbound rank threads may share one core, a 1 ms spin made an 8-byte call take 5 ms instead of
 // 0.1-0.4 ms; docs/results/cpu-peers.md.)
-// Checks of a unit before a wait first reads the clock or wakes a peer (see wait()).
-constexpr int kChecksBeforeClock = 256;
-
-bool reached(std::uint32_t value, std::uint32_t target) { return static_cast<std::int32_t>(value - target) >= 0; }
 
 // A one-shot allreduce's ops on one rank: p - 1 sends of the ReduceAll's operand, one to every peer,
 // the ReduceAll, then a copy of its result to the output (allreduce_oneshot.cc). Null when not so.
@@ -60,17 +56,6 @@ GatherShape gatherParts(const plan::Plan& plan, int r) {
 
 std::string LlExecutor::where(const plan::Plan& plan) {
   return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
-}
-
-void LlExecutor::flushWakes(RankState& st) {
-  if (st.sent.empty() && st.read.empty()) return;
-  std::atomic_thread_fence(std::memory_order_seq_cst);
-  for (LlConnection* c : st.sent)
-    if (c->bell().sleepers.load(std::memory_order_relaxed) != 0) c->bell().add(1);
-  for (LlConnection* c : st.read)
-    if (c->acked().sleepers.load(std::memory_order_relaxed) != 0) c->acked().wakeAll();
-  st.sent.clear();
-  st.read.clear();
 }
 
 std::int64_t llDefaultRingLines(int nranks) {
@@ -141,19 +126,15 @@ ArrivalStats LlExecutor::arrivalStats() const {
 
 void LlExecutor::resetArrivals() {
   for (int r = 0; r < nranks_; ++r) ranks_[static_cast<std::size_t>(r)].unrecorded.clear();
-  std::uint32_t next = 0;  // the highest call number any rank has started
-  for (int r = 0; r < nranks_; ++r) {
-    const std::uint32_t started = ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
-    if (r == 0 || reached(started, next)) next = started;
-  }
-  arrivals_.reset(next + 1);
+  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
+}
+
+std::uint32_t LlExecutor::started(int r) const {
+  return ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
 }
 
 std::string LlExecutor::lateRanks(std::uint32_t call) const {
-  std::vector<int> late;
-  for (int r = 0; r < nranks_; ++r)
-    if (!reached(ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire), call)) late.push_back(r);
-  return neverArrived(late);
+  return lateFor(nranks_, call, [this](int r) { return started(r); });
 }
 
 void LlExecutor::fail(const std::string& why) {
@@ -166,13 +147,16 @@ void LlExecutor::fail(const std::string& why) {
     }
 }
 
-// One rank's run() of one plan.
-class LlExecutor::RankRun : public plan::WaitingTransport {
+// One rank's run() of one plan: the LL transport (ll_transport.h) over this executor's connections,
+// whose calls wait themselves, bounded, until they can proceed.
+class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
  public:
+  static constexpr bool kWaits = true;
   RankRun(LlExecutor& ex, int rank, const plan::Plan& plan, const RankMemory& mem, const RunOptions& o,
           std::uint32_t call)
-      : ex_(ex), st_(ex.ranks_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o),
-        call_(call) {}
+      : LlTransport(ex.ranks_[static_cast<std::size_t>(rank)].sent, ex.ranks_[static_cast<std::size_t>(rank)].read,
+                    ex.ranks_[static_cast<std::size_t>(rank)].incoming, ex.nranks_, rank),
+        ex_(ex), st_(ex.ranks_[static_cast<std::size_t>(rank)]), rank_(rank), plan_(plan), mem_(mem), o_(o), call_(call) {}
 
   // LlExecutor::gatherFold's part (rank 0): shape is rank 0's (gatherShape), its count > 0.
   void gatherFold(const GatherShape& shape, std::span<std::byte* const> outputs) {
@@ -182,10 +166,10 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
     const std::size_t bytes = elems * o_.elemSize;
     std::byte* acc = buffer(st_.acc, bytes);
     std::byte* in = buffer(st_.incoming, bytes);
-    std::memcpy(acc, address(all.src), bytes);
+    std::memcpy(acc, address(all.src, 0), bytes);
     for (int q = 1; q < ex_.nranks_; ++q) {  // ReduceAll's fold: v_0 (op) v_1 (op) ... in rank order
       clocked_ = false;
-      receive(all.channel, q, in, bytes);
+      receive(ex_.connection(all.channel, q, 0), q, in, bytes);
       // Peer q's arrival, recorded here for it (it reads no clock): rank 0's own when its message came
       // within the wait's first clock-free checks (a few µs at most), else when rank 0 found it.
       RankState& peer = ex_.ranks_[static_cast<std::size_t>(q)];
@@ -207,18 +191,41 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
     finish();
   }
 
-  // The LL transport (plan::WaitingTransport: every call waits itself, bounded, until it can proceed).
+  // The Place of LlTransport.
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
-  bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
-    opIndex_ = lane.opIndex();
-    send(op, src, bytes);
-    return true;
+  LlConnection& to(const plan::Op& op) { return ex_.connection(op.channel, rank_, op.peer); }
+  LlConnection& from(const plan::Op& op, int peer) { return ex_.connection(op.channel, peer, rank_); }
+  // A rank's first receive takes its arrival time (recordArrival) while the line it polls is on its
+  // way: the clock read (~30 ns here) then overlaps that transfer instead of following it (at the
+  // first wait) or delaying the end of the call (a rank that never waited).
+  void receiving(Link& link, std::size_t bytes) {
+    if (recorded_) return;
+    link.prefetch(bytes);
+    recordArrival();
   }
-  const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
-    opIndex_ = lane.opIndex();
-    std::byte* in = into ? into : plan::stagingSlot(st_.incoming, op, ex_.nranks_, index, bytes);
-    receive(op.channel, peer, in, bytes);
-    return in;
+  [[nodiscard]] std::string where() const { return LlExecutor::where(plan_) + ": rank " + std::to_string(rank_); }
+
+  // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
+  // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.
+  template <class Ready>
+  bool await(Ready& ready, WaitWord& word, int peer, const char* what) {
+    recordArrival();
+    if (readyBeforeClock(ready, ex_.spin_.count() > 0)) return true;
+    clocked_ = true;
+    const auto start = Clock::now();
+    // ready() reads the units, not `word`: once this rank counts itself a sleeper, a fence orders that
+    // count before ready()'s reads, pairing with flushWakes()' fence (one of the two sees the other).
+    const auto check = [&](std::uint32_t) {
+      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+      return ready();
+    };
+    const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
+    if (r != WaitResult::Ready)
+      ex_.abort_.throwWaitFailure(r, LlExecutor::where(plan_), rank_, " at op " + std::to_string(opIndex_),
+                                  what + (" rank " + std::to_string(peer)), o_.timeout, [&] { return ex_.lateRanks(call_); },
+                                  [&](const std::string& why) { ex_.fail(why); });
+    if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
+    return true;
   }
 
  private:
@@ -232,8 +239,6 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
     flushWakes();
   }
 
-  std::byte* address(const plan::Range& r) const { return mem_.at(r, 0, o_.elemSize); }
-
   static std::byte* buffer(std::vector<std::byte>& v, std::size_t bytes) {
     if (v.size() < bytes) v.resize(bytes);
     return v.data();
@@ -242,42 +247,6 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
   // Counted only by waits that outlast the spin: a call that keeps moving without them ends in µs, and
   // the watchdog's reads then find the counters where they were (no cache line moves per call).
   void bumpProgress() { st_.progress.store(st_.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
-
-  void send(const plan::Op& op, const std::byte* src, std::size_t bytes) {
-    LlConnection& c = ex_.connection(op.channel, rank_, op.peer);
-    if (!c.hasRoom(bytes)) wait([&] { return c.hasRoom(bytes); }, c.acked(), op.peer, "room in its ring to");
-    c.write(src, bytes);
-    st_.sent.push_back(&c);
-  }
-
-  // Copies the next message from `peer` on `channel` (of `bytes`) to dst.
-  void receive(int channel, int peer, std::byte* dst, std::size_t bytes) {
-    if (bytes == 0) return;  // an empty message has no units (and was never sent)
-    LlConnection& c = ex_.connection(channel, peer, rank_);
-    const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
-    // A rank's first receive takes its arrival time (recordArrival) while the line it polls is on its
-    // way: the clock read (~30 ns here) then overlaps that transfer instead of following it (at the
-    // first wait) or delaying the end of the call (a rank that never waited).
-    if (!recorded_) {
-      c.prefetchUnit(units - 1);
-      recordArrival();
-    }
-    std::uint32_t data = 0;
-    // Wait for the last unit first: the sender writes in order with release stores, so the rest is then
-    // there too (each unit is still checked below). Chasing the writer unit by unit would pull lines
-    // it is still writing back and forth, and make a wait of every unit.
-    if (!c.unitReady(units - 1, data)) wait([&] { return c.unitReady(units - 1, data); }, c.bell(), peer, "data from");
-    const std::size_t full = bytes / kLlDataBytesPerUnit;
-    for (std::size_t i = 0; i < units; ++i) {
-      if (!c.unitReady(i, data)) wait([&] { return c.unitReady(i, data); }, c.bell(), peer, "data from");
-      if (i < full)
-        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, kLlDataBytesPerUnit);  // constant size: one store
-      else
-        std::memcpy(dst + i * kLlDataBytesPerUnit, &data, bytes - i * kLlDataBytesPerUnit);
-    }
-    c.finishRead(bytes);
-    st_.read.push_back(&c);
-  }
 
   // Held back like a call that never waits (execute()): recording at once made every waiting call
   // write the log's shared counters, which the peers write too (a line moving between cores per call).
@@ -292,38 +261,6 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
     if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
   }
 
-  void flushWakes() { LlExecutor::flushWakes(st_); }
-
-  // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
-  // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.
-  template <class Ready>
-  void wait(Ready ready, WaitWord& word, int peer, const char* what) {
-    recordArrival();
-    // First a few checks without the clock (a read costs ~30 ns here, as much as the line transfer a
-    // tiny call waits for) and without waking anyone: a peer sleeps only after spinning and yielding
-    // for milliseconds, and these checks take a few µs, after which flushWakes runs.
-    // Only where waits spin at all (a core per rank).
-    for (int i = 0; ex_.spin_.count() > 0 && i < kChecksBeforeClock; ++i) {
-      if (ready()) return;
-      cpuRelax();
-    }
-    flushWakes();  // a peer asleep on what this rank sent must not sleep through this wait
-    clocked_ = true;
-    const auto start = Clock::now();
-    // ready() reads the units, not `word`: once this rank counts itself a sleeper, a fence orders that
-    // count before ready()'s reads, pairing with flushWakes()' fence (one of the two sees the other).
-    const auto check = [&](std::uint32_t) {
-      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
-      return ready();
-    };
-    const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
-    if (r != WaitResult::Ready)
-      ex_.abort_.throwWaitFailure(r, where(plan_), rank_, " at op " + std::to_string(opIndex_),
-                                  what + (" rank " + std::to_string(peer)), o_.timeout, [&] { return ex_.lateRanks(call_); },
-                                  [&](const std::string& why) { ex_.fail(why); });
-    if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
-  }
-
   LlExecutor& ex_;
   RankState& st_;
   int rank_;
@@ -334,12 +271,15 @@ class LlExecutor::RankRun : public plan::WaitingTransport {
   bool recorded_ = false;
   Clock::time_point arrivedAt_{};  // this rank's arrival, once recorded_
   bool clocked_ = false;           // a wait went past its clock-free checks (gatherFold)
-  std::size_t opIndex_ = 0;
 };
 
 void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 0 || rank >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(rank) + " out of range");
   if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
+  RankRun(*this, rank, plan, memory, options, begin(rank, plan, options)).execute();
+}
+
+std::uint32_t LlExecutor::begin(int rank, const plan::Plan& plan, const RunOptions& options) {
   if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
   if (options.startDelay.count() > 0)
     abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
@@ -347,7 +287,7 @@ void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory,
   RankState& st = ranks_[static_cast<std::size_t>(rank)];
   const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
   st.calls.store(call, std::memory_order_release);
-  RankRun(*this, rank, plan, memory, options, call).execute();
+  return call;
 }
 
 bool LlExecutor::gathers(const plan::Plan& plan) {
@@ -369,13 +309,7 @@ bool LlExecutor::gathers(const plan::Plan& plan) {
 
 void LlExecutor::gatherSend(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 1 || rank >= nranks_) throw InvalidArgument("host ll: gatherSend rank " + std::to_string(rank) + " out of range");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  RankState& st = ranks_[static_cast<std::size_t>(rank)];
-  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
-  st.calls.store(call, std::memory_order_release);
+  begin(rank, plan, options);
   const plan::Op& all = *gatherParts(plan, rank).reduceAll;
   const std::size_t bytes = static_cast<std::size_t>(all.count()) * options.elemSize;
   // Its arrival is recorded by rank 0 (RankRun::gatherFold): a clock read here (~30 ns) would delay
@@ -396,14 +330,7 @@ void LlExecutor::gatherFold(const plan::Plan& plan, const RankMemory& memory, st
                             const RunOptions& options) {
   if (plan.nranks != nranks_ || outputs.size() != static_cast<std::size_t>(nranks_))
     throw InvalidArgument("host ll: gatherFold needs a plan and outputs for " + std::to_string(nranks_) + " ranks");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank 0", options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  RankState& st = ranks_[0];
-  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;
-  st.calls.store(call, std::memory_order_release);
-  RankRun(*this, 0, plan, memory, options, call).gatherFold(gatherParts(plan, 0), outputs);
+  RankRun(*this, 0, plan, memory, options, begin(0, plan, options)).gatherFold(gatherParts(plan, 0), outputs);
 }
 
 }  // namespace cclab::host

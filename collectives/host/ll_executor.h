@@ -31,6 +31,7 @@
 #include "collectives/host/arrival_log.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_lines.h"
+#include "collectives/host/ll_transport.h"
 #include "collectives/host/wait.h"
 #include "collectives/plan/plan.h"
 #include "collectives/plan/plan_runner.h"
@@ -103,7 +104,7 @@ class LlExecutor {
     std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
     std::vector<std::byte> acc, incoming;     // gatherFold's accumulator, received messages
     plan::RunnerState<plan::NoLaneData> runner;  // the runner's state (plan_runner.h), kept between calls
-    std::vector<LlConnection*> sent, read;    // connections whose waiters may need a wake-up
+    std::vector<LlLink<WaitWord>*> sent, read;  // connections whose waiters may need a wake-up
     std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
   };
   // Most arrivals a rank holds back from the log (far below its window of 2 x nranks + 64 calls).
@@ -113,12 +114,11 @@ class LlExecutor {
 
   LlConnection& connection(int channel, int from, int to);
   void fail(const std::string& why);  // abort_.raise, then wakes every connection
+  // The start of a rank's call: refused after a failure, the start delay, then its call number.
+  std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options);
+  [[nodiscard]] std::uint32_t started(int rank) const;  // calls rank has started
   [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
-  // Wakes the peers asleep on a connection st's rank wrote to (data: bell) or read from (room: acked),
-  // and forgets them. The fence orders the rank's unit and acked stores before its reads of the
-  // sleeper counts; a sleeper counts itself before its last check, so one of the two sees the other.
-  static void flushWakes(RankState& st);
   static std::string where(const plan::Plan& plan);  // "host allreduce/ring (ll)"
 
   int nranks_;

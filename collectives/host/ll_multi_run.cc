@@ -13,14 +13,11 @@
 #include <thread>
 
 #include "collectives/core/errors.h"
-#include "collectives/core/pause_clock.h"
 #include "collectives/host/ll_executor.h"
 
 namespace cclab::host {
 namespace {
-constexpr std::chrono::milliseconds kYieldFor{2};       // as run(): yield this long before sleeping
 constexpr std::chrono::milliseconds kMultiMaxSleep{1};  // a sleep may miss the ring that ends it: keep it short
-constexpr int kPassesPerClockRead = 64;
 }  // namespace
 
 class LlExecutor::MultiRun {
@@ -37,60 +34,26 @@ class LlExecutor::MultiRun {
   }
 
   void execute() {
-    Clock::time_point deadline{}, spinEnd{}, yieldEnd{};
-    PauseClock clock;  // restarted at each stall: the deadline counts only time this thread ran
-    bool stalled = false, pastSpin = false;
-    int passes = 0;
-    for (;;) {
-      bool moved = false, finished = true;
-      haveBlocked_ = false;
+    bool finished = false;
+    while (!finished) {
+      if (pass(finished) || finished) continue;
+      // Nothing moved: wait.h's wait on the word of the first blocked task, passing at every check and
+      // asleep at most kMultiMaxSleep at a time.
       for (Task& t : tasks_) {
-        if (t.done) continue;
-        t.done = !t.runner.pass(moved);
-        finished &= t.done;
-      }
-      if (finished) break;
-      if (moved) {
-        if (pastSpin) bumpProgress();  // as run(): counted once per wait that outlasted the spin
-        stalled = pastSpin = false;
-        continue;
-      }
-      // Nothing moved: wait for whatever the first blocked task waits for.
-      if (!stalled) {
-        stalled = true;
-        passes = 0;
-        for (Task& t : tasks_) {
-          recordArrival(t);
-          flushWakes(t);  // peers asleep on what these ranks sent must not sleep through this wait
-        }
-        const auto now = Clock::now();
-        clock.restart(now);
-        deadline = now + o_.timeout;
-        spinEnd = std::min(now + spin_, deadline);
-        yieldEnd = spinEnd + kYieldFor;
-        continue;
-      }
-      if (ex_.abort_.raised()) fail(WaitResult::Aborted);
-      if (++passes < kPassesPerClockRead && spin_.count() > 0) {
-        cpuRelax();
-        continue;
-      }
-      passes = 0;
-      const auto now = clock.now();
-      if (now >= deadline) fail(WaitResult::TimedOut);
-      if (now < spinEnd) continue;
-      pastSpin = true;
-      if (now < yieldEnd) {
-        std::this_thread::yield();
-        continue;
+        recordArrival(t);
+        flushWakes(t);  // peers asleep on what these ranks sent must not sleep through this wait
       }
       WaitWord& word = *blocked_.word;
-      const std::uint32_t seen = word.value.load(std::memory_order_acquire);
-      word.sleepers.fetch_add(1, std::memory_order_seq_cst);
-      std::atomic_thread_fence(std::memory_order_seq_cst);  // pairs with flushWakes()' fence
-      if (!blockedReady())
-        sleepWhileEqual(word, seen, std::min<std::chrono::nanoseconds>(deadline - now, kMultiMaxSleep));
-      word.sleepers.fetch_sub(1, std::memory_order_seq_cst);
+      const auto ready = [&](std::uint32_t) {
+        // Once this thread counts itself a sleeper, a fence orders that count before the pass's reads,
+        // pairing with flushWakes()' fence (one of the two sees the other).
+        if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+        return pass(finished) || finished;
+      };
+      const auto start = Clock::now();
+      const WaitResult r = waitUntil(word, ready, ex_.abort_.flag(), start + o_.timeout, spin_, kMultiMaxSleep);
+      if (r != WaitResult::Ready) fail(r);
+      if (Clock::now() >= start + spin_) bumpProgress();  // as run(): a wait that outlasted the spin
     }
     for (Task& t : tasks_) {
       if (!t.recorded) {
@@ -101,51 +64,30 @@ class LlExecutor::MultiRun {
     }
   }
 
-  // One rank's LL transport (plan_runner.h) that never waits: a send needs room in its ring, a receive
+  // One rank's LL transport (ll_transport.h) that never waits: a send needs room in its ring, a receive
   // its message's last unit (then the whole message is there, as in run()); a call that cannot proceed
   // records what it waits for (block) and fails, and the runner tries the slice again on a later pass.
-  class Transport : public plan::WaitingTransport {
+  class Transport : public LlTransport<Transport, WaitWord> {
    public:
+    static constexpr bool kWaits = false;
     Transport(MultiRun& run, int rank, RankState& st, const RankMemory& mem, std::uint32_t call)
-        : run_(run), rank_(rank), st_(st), mem_(mem), call_(call) {}
+        : LlTransport(st.sent, st.read, st.incoming, run.plan_.nranks, rank), run_(run), rank_(rank), mem_(mem), call_(call) {}
     std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, run_.o_.elemSize); }
-
-    bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
-      LlConnection& c = run_.ex_.connection(op.channel, rank_, op.peer);
-      if (!c.hasRoom(bytes)) return run_.block(*this, lane, c, c.acked(), bytes, true, op.peer, "room in its ring to") != nullptr;
-      c.write(src, bytes);
-      st_.sent.push_back(&c);
-      return true;
+    LlConnection& to(const plan::Op& op) { return run_.ex_.connection(op.channel, rank_, op.peer); }
+    LlConnection& from(const plan::Op& op, int peer) { return run_.ex_.connection(op.channel, peer, rank_); }
+    void receiving(Link&, std::size_t) {}
+    [[nodiscard]] std::string where() const { return LlExecutor::where(run_.plan_) + ": rank " + std::to_string(rank_); }
+    template <class Ready>
+    bool await(Ready&, WaitWord& word, int peer, const char* what) {
+      run_.block(*this, word, peer, what);
+      return false;
     }
-
-    // The messages of a slice already read stay in their staging slots until release.
-    const std::byte* tryReceive(Lane& lane, const plan::Op& op, int peer, std::byte* into, std::size_t bytes, int index) {
-      const auto i = static_cast<std::size_t>(index);
-      if (have_.size() <= i) have_.resize(i + 1, nullptr);
-      if (have_[i]) return have_[i];
-      std::byte* in = into ? into : plan::stagingSlot(st_.incoming, op, run_.plan_.nranks, index, bytes);
-      LlConnection& c = run_.ex_.connection(op.channel, peer, rank_);
-      const std::size_t units = (bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit;
-      std::uint32_t data = 0;
-      if (!c.unitReady(units - 1, data)) return run_.block(*this, lane, c, c.bell(), bytes, false, peer, "data from");
-      const std::size_t full = bytes / kLlDataBytesPerUnit;
-      for (std::size_t u = 0; u < units; ++u) {
-        if (!c.unitReady(u, data))  // in-order release stores make this impossible; stay correct anyway
-          return run_.block(*this, lane, c, c.bell(), bytes, false, peer, "data from");
-        std::memcpy(in + u * kLlDataBytesPerUnit, &data, u < full ? kLlDataBytesPerUnit : bytes - u * kLlDataBytesPerUnit);
-      }
-      c.finishRead(bytes);
-      st_.read.push_back(&c);
-      return have_[i] = in;
-    }
-    void release(Lane&, const plan::Op& op, int peer) { have_[static_cast<std::size_t>(plan::receiveIndex(op, peer, rank_))] = nullptr; }
 
     MultiRun& run_;
     int rank_;
-    RankState& st_;
     const RankMemory& mem_;
     std::uint32_t call_;
-    std::vector<std::byte*> have_;  // per receive of the current slice: where it was read to (nullptr: not yet)
+    using LlTransport::opIndex_;
   };
 
  private:
@@ -163,28 +105,29 @@ class LlExecutor::MultiRun {
   };
   struct Blocked {  // what the first blocked task of the last pass waits for
     WaitWord* word = nullptr;
-    LlConnection* connection = nullptr;
-    std::size_t bytes = 0;  // a receive's message, or a send's (for room)
-    bool send = false;
     int rank = 0, peer = 0;
     std::size_t op = 0;
     std::uint32_t call = 0;
     const char* what = "";
   };
 
-  // Keeps the first blocked task of this pass; nullptr (a failed call's answer).
-  std::nullptr_t block(const Transport& t, const plan::RunnerLane<plan::NoLaneData>& lane, LlConnection& c, WaitWord& word,
-             std::size_t bytes, bool send, int peer, const char* what) {
-    if (!haveBlocked_) blocked_ = Blocked{&word, &c, bytes, send, t.rank_, peer, lane.opIndex(), t.call_, what};
+  // Keeps the first blocked task of this pass.
+  void block(const Transport& t, WaitWord& word, int peer, const char* what) {
+    if (!haveBlocked_) blocked_ = Blocked{&word, t.rank_, peer, t.opIndex_, t.call_, what};
     haveBlocked_ = true;
-    return nullptr;
   }
 
-  bool blockedReady() {
-    LlConnection& c = *blocked_.connection;
-    if (blocked_.send) return c.hasRoom(blocked_.bytes);
-    std::uint32_t data = 0;
-    return c.unitReady((blocked_.bytes + kLlDataBytesPerUnit - 1) / kLlDataBytesPerUnit - 1, data);
+  // Steps every task as far as it goes: whether any moved; `finished` once every task is done.
+  bool pass(bool& finished) {
+    bool moved = false;
+    finished = true;
+    haveBlocked_ = false;
+    for (Task& t : tasks_) {
+      if (t.done) continue;
+      t.done = !t.runner.pass(moved);
+      finished = finished && t.done;
+    }
+    return moved;
   }
 
   void recordArrival(Task& t) {
@@ -194,7 +137,7 @@ class LlExecutor::MultiRun {
     if (t.st->unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(*t.st);
   }
 
-  static void flushWakes(Task& t) { LlExecutor::flushWakes(*t.st); }
+  static void flushWakes(Task& t) { t.transport.flushWakes(); }
 
   void bumpProgress() {
     RankState& st = ex_.ranks_[static_cast<std::size_t>(blocked_.rank)];

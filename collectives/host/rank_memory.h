@@ -1,6 +1,6 @@
 // A rank's three buffers in host memory, as the plan names them (plan::Buf), for the executors that
 // run plans on host memory (host_executor.h, ll_executor.h, and the process backend's
-// collectives/mpi/mpi_executor.h).
+// collectives/mpi/mpi_executor.h, collectives/proc/shm_executor.h).
 #pragma once
 
 #include <cstddef>

@@ -37,13 +37,17 @@ class RankRun {
   RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o)
       : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world) {}
 
-  void execute() {
-    plan::RunnerState<LaneData> state;
+  void execute(plan::RunnerState<LaneData>& state) {
     plan::PlanRunner<RankRun>(*this, state, plan_, rank_, {o_.elemSize, o_.reduce, o_.sliceElems, true}).run();
   }
 
   std::byte* address(const plan::Range& r, std::int64_t lo) const { return mem_.at(r, lo, o_.elemSize); }
-  static void startLane(Lane&) {}
+  // Lanes are kept between calls: a call that failed may have left receives posted; forget them, as a
+  // new lane would.
+  static void startLane(Lane& lane) {
+    std::fill(lane.data.into.begin(), lane.data.into.end(), nullptr);
+    std::fill(lane.data.recvs.begin(), lane.data.recvs.end(), MPI_REQUEST_NULL);
+  }
 
   bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
     if (sends_.sendsInFlight() >= MpiExecutor::kMaxSendsInFlight && !sends_.prune()) return block(lane, op.peer, "data");
@@ -131,13 +135,20 @@ class RankRun {
 
 }  // namespace
 
+struct MpiExecutor::Runner {
+  plan::RunnerState<RankRun::LaneData> state;
+};
+
+MpiExecutor::MpiExecutor(const World& world) : world_(world), runner_(std::make_unique<Runner>()) {}
+MpiExecutor::~MpiExecutor() = default;
+
 void MpiExecutor::run(const plan::Plan& plan, const MpiMemory& memory, const MpiRunOptions& options) {
   if (plan.nranks != world_.size())
     throw InvalidArgument("proc: plan for " + std::to_string(plan.nranks) + " ranks in a job of " +
                           std::to_string(world_.size()));
   if (!options.reduce && plan::reduces(plan.collective))
     throw InvalidArgument("proc: a reducing collective needs a reduce function");
-  RankRun(world_, plan, memory, options).execute();
+  RankRun(world_, plan, memory, options).execute(runner_->state);
 }
 
 }  // namespace cclab::mpi

@@ -16,6 +16,7 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 
 #include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
@@ -32,12 +33,17 @@ using MpiRunOptions = cclab::RunOptions;  // the executors' one options struct (
 class MpiExecutor {
  public:
   static constexpr std::size_t kMaxSendsInFlight = 64;
-  explicit MpiExecutor(const World& world) : world_(world) {}
+  explicit MpiExecutor(const World& world);
+  ~MpiExecutor();
+  MpiExecutor(const MpiExecutor&) = delete;
+  MpiExecutor& operator=(const MpiExecutor&) = delete;
   // Runs this process's rank's ops of `plan` (plan.nranks must be the world's size).
   void run(const plan::Plan& plan, const MpiMemory& memory, const MpiRunOptions& options);
 
  private:
+  struct Runner;  // the runner's state (plan_runner.h), kept between calls: no allocation per call
   const World& world_;
+  std::unique_ptr<Runner> runner_;
 };
 
 }  // namespace cclab::mpi

@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <span>
 #include <type_traits>
 #include <vector>
@@ -58,8 +59,12 @@ struct RunnerLane {
   bool blocked = false;  // the transport recorded what the current step waits for
   int gatesPassed = -1;  // the last phase whose deps were met
   Data data{};           // the transport's, kept between calls
+  bool whole = false;    // run() of one lane of whole ops: `at` is the walk, not `walk`
+  std::size_t at = 0;
   // The op the lane stands at, as an index in the rank's op list (its end once done).
-  [[nodiscard]] std::size_t opIndex() const { return base + (walk.done() ? ops.size() : walk.opIndex()); }
+  [[nodiscard]] std::size_t opIndex() const {
+    return base + (whole ? at : walk.done() ? ops.size() : walk.opIndex());
+  }
 };
 
 // The LaneData of a transport that keeps nothing per lane.
@@ -143,7 +148,9 @@ class PlanRunner {
   // Runs the rank's ops to the end (every lane's sends read); throws what the transport throws.
   // Round robin: each lane runs as far as it can; the rank waits only when none can move.
   void run() {
-    start();
+    const bool whole = !o_.interleaved && o_.sliceElems <= 0;
+    startLanes(whole);
+    if (whole) return runWhole(s_.lanes[0]);
     for (;;) {
       bool moved = false;
       if (!pass(moved)) return;
@@ -156,7 +163,7 @@ class PlanRunner {
   // The parts of run(), for a caller that runs several ranks on one thread (ll_multi_run.cc) or
   // checks a plan (interpret.h): start() sets up the lanes; pass() runs each lane as far as it goes
   // (moved: whether any did) and says whether any lane is still running.
-  void start() { startLanes(); }
+  void start() { startLanes(false); }
   bool pass(bool& moved) {
     bool running = false;
     for (Lane& lane : s_.active()) {
@@ -195,7 +202,8 @@ class PlanRunner {
   [[nodiscard]] std::span<Lane> lanes() const { return s_.active(); }
 
  private:
-  void startLanes() {
+  // whole: run()'s one lane of whole ops (runWhole), which needs no walker.
+  void startLanes(bool whole) {
     s_.used = 0;
     auto add = [&](int channel, std::span<const Op> ops, std::size_t base) {
       if (s_.lanes.size() <= s_.used) s_.lanes.emplace_back();
@@ -203,7 +211,9 @@ class PlanRunner {
       lane.channel = channel;
       lane.ops = ops;
       lane.base = base;
-      lane.walk = SliceCursor(ops, o_.sliceElems);
+      if (!whole) std::construct_at(&lane.walk, ops, o_.sliceElems);  // in place: cheaper than a copy
+      lane.whole = whole;
+      lane.at = 0;
       lane.finished = lane.gated = lane.blocked = false;
       lane.gatesPassed = -1;
       t_.startLane(lane);
@@ -270,14 +280,38 @@ class PlanRunner {
     Ptr accumulator(Ptr, In) { return r.m_.scratch(elems); }
   };
 
+  // run() of the one lane of whole ops (the LL paths): the op list is the walk (empty ops have no
+  // slice), with no walker to keep up (a measurable part of a tiny call); the transport waits when a
+  // step cannot proceed, and at the end until the lane's sends are read.
+  void runWhole(Lane& lane) {
+    bool moved = false;
+    for (lane.at = 0; lane.at < lane.ops.size(); ++lane.at) {
+      const Op& op = lane.ops[lane.at];
+      if (op.count() <= 0) continue;
+      while (!step(lane, op, 0, op.count())) {
+        t_.waitForLanes(s_.active(), lane, 1, moved);
+        moved = false;
+      }
+      moved = true;
+    }
+    while (!t_.drained(lane)) {
+      t_.waitForLanes(s_.active(), lane, 1, moved);
+      moved = false;
+    }
+    lane.finished = true;
+  }
+
   // Runs the lane's current slice if nothing it needs is missing; false (the transport's record set)
   // if it must wait.
   bool step(Lane& lane) {
-    lane.blocked = false;
     const auto [lo, hi] = lane.walk.sliceRange();
+    return step(lane, lane.ops[lane.walk.opIndex()], lo, hi);
+  }
+  bool step(Lane& lane, const Op& op, std::int64_t lo, std::int64_t hi) {
+    lane.blocked = false;
     const auto elems = static_cast<std::size_t>(hi - lo);
     Slice slice{*this, lane, elems, elems * o_.elemSize};
-    return dispatchSlice(slice, lane.ops[lane.walk.opIndex()], rank_, plan_.nranks, lo, s_.values);
+    return dispatchSlice(slice, op, rank_, plan_.nranks, lo, s_.values);
   }
 
   Transport& t_;

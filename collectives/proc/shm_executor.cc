@@ -19,6 +19,7 @@
 
 #include "collectives/core/errors.h"
 #include "collectives/core/pause_clock.h"
+#include "collectives/host/rank_memory.h"
 #include "collectives/plan/plan_runner.h"
 #include "collectives/proc/stale_sweep.h"
 
@@ -95,12 +96,9 @@ ShmExecutor::ShmExecutor(const std::string& job, int globalRank, const NodeRanks
     throw InvalidArgument("proc: control segment '" + ctrlName + "' is for another number of ranks");
   if (llRingLines_ > 0) {
     for (int r = 0; r < nranks; ++r) {
-      llTo_.push_back(llRing(rank, r));
-      llFrom_.push_back(llRing(r, rank));
+      llTo_.emplace_back(llRing(rank, r), &llWords(rank, r).bell, &llWords(rank, r).acked);
+      llFrom_.emplace_back(llRing(r, rank), &llWords(r, rank).bell, &llWords(r, rank).acked);
     }
-    llHead_.assign(n, 0);
-    llRoom_.assign(n, static_cast<std::uint64_t>(llRingLines_) * kLlUnitsPerLine);
-    llTail_.assign(n, 0);
   }
   info(rank).startTime.store(processStartTime(getpid()), std::memory_order_relaxed);
   info(rank).pid.store(getpid(), std::memory_order_release);
@@ -323,18 +321,12 @@ class ShmExecutor::RankRun : public plan::WaitingTransport {
       : ex_(ex), plan_(plan), layout_(layout), o_(o), call_(call) {}
 
   void execute() {
-    plan::RunnerState<LaneData> state;
-    plan::PlanRunner<RankRun>(*this, state, plan_, ex_.globalOf(ex_.rank_), {o_.elemSize, o_.reduce, o_.sliceElems, false}).run();
+    plan::PlanRunner<RankRun>(*this, ex_.slotRunner_, plan_, ex_.globalOf(ex_.rank_), {o_.elemSize, o_.reduce, o_.sliceElems, false})
+        .run();
   }
 
   std::byte* address(const plan::Range& r, std::int64_t lo) const {
-    const auto off = static_cast<std::size_t>(r.offset + lo) * o_.elemSize;
-    switch (r.buf) {
-      case plan::Buf::Input: return base() + layout_.input + off;
-      case plan::Buf::Output: return base() + layout_.output + off;
-      case plan::Buf::Scratch: return base() + layout_.scratch + off;
-    }
-    return nullptr;
+    return host::RankMemory{base() + layout_.input, base() + layout_.output, base() + layout_.scratch}.at(r, lo, o_.elemSize);
   }
 
   // The peer is a rank of the job: on this node through the shared connection, else through the links.

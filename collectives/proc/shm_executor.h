@@ -239,11 +239,11 @@ class ShmExecutor {
   std::int64_t llRingLines_ = 0;    // 0: no LL rings on this node
   std::size_t llOffset_ = 0;        // where the LL words start in the control segment
   // This rank's private LL positions (units), per local peer: written to (peer), read from (peer).
-  std::vector<LlRing> llTo_, llFrom_;
-  std::vector<std::uint64_t> llHead_, llRoom_, llTail_;
-  std::vector<int> llSent_, llRead_;               // LlRun's, kept between calls
+  std::vector<LlLink<SharedWord>> llTo_, llFrom_;
+  std::vector<LlLink<SharedWord>*> llSent_, llRead_;  // LlRun's, kept between calls
   std::vector<std::byte> llIncoming_;
   plan::RunnerState<plan::NoLaneData> llRunner_;
+  plan::RunnerState<plan::NoLaneData> slotRunner_;  // RankRun's, kept between calls (no allocation per call)
 };
 
 }  // namespace cclab::proc
