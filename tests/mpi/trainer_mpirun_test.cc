@@ -200,11 +200,12 @@ TEST(TrainerUnderMpirun, TheStragglerIsTheNamedGlobalRank) {
   EXPECT_EQ(injected[0], 0.0);
   EXPECT_EQ(injected[1], 0.0);
   EXPECT_GT(injected[2], 0.0);
-  // The throttle is exact over a run, but 6 short steps leave the last sleep's overshoot unpaid: a
-  // loose band (the thread backend's own test checks the factor to 5% over a longer run).
+  // The throttle only sleeps longer than asked, never shorter, so the slowed rank realises at least
+  // about its factor. No upper bound: 6 short steps leave the last sleep's overshoot unpaid, and on a
+  // loaded machine (3 processes on 2 cores) one overshoot was 6.8x the step (the thread backend's own
+  // test checks the factor to 5% over a longer run).
   const double realised = j["summary"]["ranks"][2]["realised_factor"].get<double>();
   EXPECT_GT(realised, 1.5);
-  EXPECT_LT(realised, 3.0);
   EXPECT_EQ(j["summary"]["ranks"][0]["realised_factor"].get<double>(), 1.0);
 }
 
