@@ -295,8 +295,10 @@ TEST(CublasDeviceLoop, StragglerDelaysItsRankByTheFactorAndChangesNoNumber) {
   for (const StepRecord& r : dev.steps) {
     if (r.rank != 1) {
       EXPECT_EQ(r.injectedNs, 0);
+      EXPECT_EQ(r.throttledNs, 0);
       continue;
     }
+    EXPECT_EQ(r.throttledNs, r.computeNs - r.injectedNs);  // what the delay of the next step is made from
     mine.push_back(&r);
   }
   ASSERT_EQ(mine.size(), static_cast<std::size_t>(c.maxStepsPerEpoch * c.epochs));

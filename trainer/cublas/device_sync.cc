@@ -135,6 +135,7 @@ class DeviceWorker {
     r.computeNs = r.deviceComputeNs = std::max<std::int64_t>(0, t.stepNs - t.exposedNs);
     r.injectedNs = injected;  // part of computeNs: the stream was busy with the delay
     baseComputeNs_ = std::max<std::int64_t>(0, r.computeNs - injected);
+    if (slowdown_ > 1.0) r.throttledNs = baseComputeNs_;  // the report's realised factor: (throttled + injected) / throttled
     r.commBusyNs = t.commNs;
     r.overlappedNs = std::max<std::int64_t>(0, t.commNs - t.exposedNs);
     r.lossSum = loss.lossSum;
