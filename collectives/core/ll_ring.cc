@@ -10,6 +10,11 @@
 
 namespace cclab {
 
+std::int64_t llAffordableLines(int nranks, std::size_t budgetBytes) {
+  const auto p = static_cast<std::size_t>(std::max(nranks, 1));
+  return static_cast<std::int64_t>(std::bit_floor(std::max<std::size_t>(budgetBytes / (p * p * sizeof(LlLine)), 1)));
+}
+
 void LlRing::check(std::int64_t ringLines, std::uint32_t flagPeriod) {
   if (ringLines < 1 || ringLines > kLlMaxRingLinesLimit || !std::has_single_bit(static_cast<std::uint64_t>(ringLines)))
     throw InvalidArgument("LL connection: ring of " + std::to_string(ringLines) +

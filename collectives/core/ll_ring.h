@@ -46,6 +46,9 @@ constexpr std::int64_t llLinesFor(std::size_t bytes) {
 constexpr std::uint64_t llUnitsFor(std::size_t bytes) {
   return static_cast<std::uint64_t>(llLinesFor(bytes)) * kLlUnitsPerLine;
 }
+// Lines per ring when nranks^2 rings share `budgetBytes`: the largest power of two that fits (>= 1);
+// each path clamps it to its own range.
+std::int64_t llAffordableLines(int nranks, std::size_t budgetBytes);
 
 class LlRing {
  public:

@@ -77,4 +77,59 @@ std::string milliseconds(std::chrono::nanoseconds d) {
   return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
 }
 
+ExecutorBase::ExecutorBase(int nranks, bool ll) : nranks_(nranks), arrivals_(std::max(nranks, 1)), ll_(ll) {
+  if (nranks < 1) throw InvalidArgument(std::string(ll ? "LlExecutor" : "HostExecutor") + ": nranks must be >= 1");
+  calls_ = std::make_unique<Calls[]>(static_cast<std::size_t>(nranks));
+}
+
+void ExecutorBase::check(int rank, const plan::Plan& plan) const {
+  const std::string path = ll_ ? "host ll" : "host";
+  if (rank < 0 || rank >= nranks_) throw InvalidArgument(path + ": rank " + std::to_string(rank) + " out of range");
+  if (plan.nranks != nranks_) throw InvalidArgument(path + ": plan for " + std::to_string(plan.nranks) + " ranks");
+}
+
+void ExecutorBase::checkUsable() const {
+  if (broken())
+    throw Error(std::string(ll_ ? "host ll" : "host") + ": communicator unusable after an earlier failure (" + abort_.reason() + ")");
+}
+
+std::uint32_t ExecutorBase::begin(int rank, const plan::Plan& plan, const RunOptions& options) {
+  checkUsable();
+  if (options.startDelay.count() > 0)
+    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
+                      [this](const std::string& why) { fail(why); });
+  return nextCall(rank);
+}
+
+std::uint32_t ExecutorBase::nextCall(int rank) {
+  auto& n = calls_[static_cast<std::size_t>(rank)].started;
+  const std::uint32_t call = n.load(std::memory_order_relaxed) + 1;  // only this rank's thread writes it
+  n.store(call, std::memory_order_release);
+  return call;
+}
+
+std::string ExecutorBase::where(const plan::Plan& plan) const {
+  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + (ll_ ? " (ll)" : "");
+}
+
+std::string ExecutorBase::lateRanks(std::uint32_t call) const {
+  return lateFor(nranks_, call, [this](int r) { return started(r); });
+}
+
+void ExecutorBase::resetLog() {
+  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
+}
+
+void ExecutorBase::fail(const std::string& why) {
+  abort_.raise(why);
+  wakeWaiters();
+}
+
+void ExecutorBase::waitFailed(WaitResult r, const plan::Plan& plan, int rank, std::size_t op, int channel, const char* what,
+                              int peer, std::chrono::nanoseconds timeout, std::uint32_t call) {
+  abort_.throwWaitFailure(
+      r, where(plan), rank, " at op " + std::to_string(op) + (channel >= 0 ? " (channel " + std::to_string(channel) + ")" : ""),
+      what + (" rank " + std::to_string(peer)), timeout, [&] { return lateRanks(call); }, [this](const std::string& why) { fail(why); });
+}
+
 }  // namespace cclab::host

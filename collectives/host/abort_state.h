@@ -1,16 +1,21 @@
-// What the host's executors (host_executor.h, ll_executor.h) share about a failed call: the abort
-// flag every wait polls, the word start delays sleep on, the first reason, and the straggler's
-// bounded start delay; and the one-line texts their timeouts print.
+// What the host's executors (host_executor.h, ll_executor.h) share about their calls: the abort flag
+// every wait polls, the word start delays sleep on, the first reason, and the straggler's bounded start
+// delay (AbortState); the one-line texts their timeouts print; and their base, ExecutorBase: each
+// rank's call count, the arrival log, and the checks that begin a rank's call.
 #pragma once
 
 #include <atomic>
 #include <chrono>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <vector>
 
+#include "collectives/call/vocabulary.h"
+#include "collectives/host/arrival_log.h"
 #include "collectives/host/wait.h"
+#include "collectives/plan/plan.h"
 
 namespace cclab::host {
 
@@ -68,5 +73,54 @@ std::string lateFor(int nranks, std::uint32_t call, Started started) {
 }
 // "30000 ms".
 std::string milliseconds(std::chrono::nanoseconds d);
+
+// The base of the host's executors: the rank count, the abort state, each rank's call count (the calls
+// it has started, after its start delay) and the ArrivalLog of the calls. Errors are headed "host" for
+// the slot executor, "host ll" for the LL executor (its plans named "host allreduce/ring (ll)").
+class ExecutorBase {
+ public:
+  ExecutorBase(const ExecutorBase&) = delete;
+  ExecutorBase& operator=(const ExecutorBase&) = delete;
+  virtual ~ExecutorBase() = default;
+
+  [[nodiscard]] int nranks() const { return nranks_; }
+  // After a timeout the connections are out of step: every later run() throws.
+  [[nodiscard]] bool broken() const { return abort_.raised(); }
+  // Marks the executor broken with `why` and ends every wait and start delay now (they throw).
+  void abort(const std::string& why) { fail(why); }
+
+ protected:
+  ExecutorBase(int nranks, bool ll);  // refuses nranks < 1
+  // Refuses a rank out of range or a plan for another number of ranks.
+  void check(int rank, const plan::Plan& plan) const;
+  void checkUsable() const;  // refuses a call after a failure
+  // The start of a rank's call: checkUsable, the straggler's start delay, then nextCall.
+  std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options);
+  std::uint32_t nextCall(int rank);  // counts a call of rank's as started (only its thread): its number
+  [[nodiscard]] std::string where(const plan::Plan& plan) const;  // "host allreduce/ring", "... (ll)"
+  // The ranks that have not started call number `call` ("rank 7 never arrived"), or "".
+  [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
+  void resetLog();  // arrivals_.reset after the latest call any rank started
+  void fail(const std::string& why);  // abort_.raise, then wakeWaiters
+  virtual void wakeWaiters() = 0;     // ends every wait of the executor's ranks
+  // AbortState::throwWaitFailure of rank `rank` in its call `call`, at op `op` (of `channel`, -1: not
+  // named), waiting for `what` rank `peer`.
+  [[noreturn]] void waitFailed(WaitResult r, const plan::Plan& plan, int rank, std::size_t op, int channel, const char* what,
+                               int peer, std::chrono::nanoseconds timeout, std::uint32_t call);
+
+  const int nranks_;
+  AbortState abort_;
+  mutable ArrivalLog arrivals_;  // mutable: the LL executor's arrivalStats() first records what ranks held back
+
+ private:
+  struct alignas(64) Calls {  // own cache lines: written by its rank every call
+    std::atomic<std::uint32_t> started{0};
+  };
+  [[nodiscard]] std::uint32_t started(int rank) const {
+    return calls_[static_cast<std::size_t>(rank)].started.load(std::memory_order_acquire);
+  }
+  const bool ll_;
+  std::unique_ptr<Calls[]> calls_;  // calls_[r]: rank r's
+};
 
 }  // namespace cclab::host

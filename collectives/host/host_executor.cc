@@ -1,7 +1,6 @@
 #include "collectives/host/host_executor.h"
 
 #include <algorithm>
-#include <cstring>
 #include <span>
 #include <thread>
 
@@ -15,11 +14,6 @@ namespace {
 // and a futex round trip costs more than that; with more ranks than cores, spinning only steals the
 // peer's core, so a wait yields at once.
 constexpr std::chrono::microseconds kSpinWhenOversubscribed{0};
-
-
-std::string where(const plan::Plan& plan) {
-  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm));
-}
 
 }  // namespace
 
@@ -49,12 +43,10 @@ struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its
 
 HostExecutor::~HostExecutor() = default;
 
-HostExecutor::HostExecutor(int nranks) : nranks_(nranks), arrivals_(std::max(nranks, 1)) {
-  if (nranks < 1) throw InvalidArgument("HostExecutor: nranks must be >= 1");
+HostExecutor::HostExecutor(int nranks) : ExecutorBase(nranks, false) {
   bells_ = std::make_unique<WaitWord[]>(static_cast<std::size_t>(nranks));
   for (int r = 0; r < nranks; ++r) states_.push_back(std::make_unique<RankState>());
   ensureChannels(1);
-  arrived_ = std::make_unique<std::atomic<std::uint32_t>[]>(static_cast<std::size_t>(nranks));
   const unsigned cores = std::max(1U, std::thread::hardware_concurrency());
   spin_ = spinFromEnvironment(static_cast<unsigned>(nranks) <= cores ? kSpinWhenCoresSuffice : kSpinWhenOversubscribed);
 }
@@ -74,19 +66,10 @@ void HostExecutor::ensureChannels(int channels) {
   }
 }
 
-void HostExecutor::ring(int rank) {
-  WaitWord& bell = bells_[static_cast<std::size_t>(rank)];
+void HostExecutor::publish(WaitWord& word, std::uint32_t seq, int peer) {
+  word.store(seq);
+  WaitWord& bell = bells_[static_cast<std::size_t>(peer)];
   if (bell.sleepers.load(std::memory_order_seq_cst) != 0) bell.add(1);
-}
-
-void HostExecutor::post(Connection& c, std::uint32_t seq, int to) {
-  c.posted.store(seq);
-  ring(to);
-}
-
-void HostExecutor::consume(Connection& c, std::uint32_t seq, int from) {
-  c.consumed.store(seq);
-  ring(from);
 }
 
 std::uint64_t HostExecutor::progress() const {
@@ -101,20 +84,7 @@ std::uint64_t HostExecutor::progress() const {
   return sum;
 }
 
-std::uint32_t HostExecutor::started(int r) const {
-  return arrived_[static_cast<std::size_t>(r)].load(std::memory_order_acquire);
-}
-
-void HostExecutor::resetArrivals() {
-  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
-}
-
-std::string HostExecutor::lateRanks(std::uint32_t call) const {
-  return lateFor(nranks_, call, [this](int r) { return started(r); });
-}
-
-void HostExecutor::fail(const std::string& why) {
-  abort_.raise(why);
+void HostExecutor::wakeWaiters() {
   const auto pairs = static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
   for (const auto& lane : lanes_) {
     Connection* c = lane.load(std::memory_order_acquire);
@@ -156,7 +126,7 @@ class HostExecutor::RankRun {
     const std::uint32_t seq = c.posted.value.load(std::memory_order_relaxed);  // only this rank writes it
     if (!ready(lane, c.consumed, seq - kSlots + 1, op.peer, "a free slot to")) return false;
     c.slots[seq % kSlots] = src;
-    ex_.post(c, seq + 1, op.peer);
+    ex_.publish(c.posted, seq + 1, op.peer);
     if (lane.data.pending->size() >= 4 * kSlots) prune(lane);
     lane.data.pending->push_back({src, src + bytes, &c, op.peer, seq + 1});
     return true;
@@ -172,7 +142,7 @@ class HostExecutor::RankRun {
 
   void release(Lane& lane, const plan::Op&, int peer) {
     Connection& c = ex_.connection(lane.channel, peer, rank_);
-    ex_.consume(c, c.consumed.value.load(std::memory_order_relaxed) + 1, peer);
+    ex_.publish(c.consumed, c.consumed.value.load(std::memory_order_relaxed) + 1, peer);
   }
 
   // Before writing [dst, dst+bytes): every slice sent from there must have been read. Channels
@@ -241,11 +211,7 @@ class HostExecutor::RankRun {
 
   [[noreturn]] void report(WaitResult r, const Lane& lane) {
     const RankState::Blocker& b = lane.data.blocker;
-    ex_.abort_.throwWaitFailure(
-        r, where(plan_), rank_,
-        " at op " + std::to_string(lane.opIndex()) + (plan_.nchannels > 1 ? " (channel " + std::to_string(lane.channel) + ")" : ""),
-        std::string(b.what) + " rank " + std::to_string(b.peer), o_.timeout, [&] { return ex_.lateRanks(call_); },
-        [&](const std::string& why) { ex_.fail(why); });
+    ex_.waitFailed(r, plan_, rank_, lane.opIndex(), plan_.nchannels > 1 ? lane.channel : -1, b.what, b.peer, o_.timeout, call_);
   }
 
   HostExecutor& ex_;
@@ -254,20 +220,14 @@ class HostExecutor::RankRun {
   const plan::Plan& plan_;
   const RankMemory& mem_;
   const RunOptions& o_;
-  std::uint32_t call_;  // this rank's call number (HostExecutor::arrived_)
+  std::uint32_t call_;  // this rank's call number (ExecutorBase::nextCall)
 };
 
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
-  if (rank < 0 || rank >= nranks_) throw InvalidArgument("host: rank " + std::to_string(rank) + " out of range");
-  if (plan.nranks != nranks_) throw InvalidArgument("host: plan for " + std::to_string(plan.nranks) + " ranks");
-  if (broken()) throw Error("host: communicator unusable after an earlier failure (" + abort_.reason() + ")");
+  check(rank, plan);
   ensureChannels(plan.nchannels);
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  const auto arrival = Clock::now();  // ready to communicate
-  const std::uint32_t call = arrived_[static_cast<std::size_t>(rank)].fetch_add(1, std::memory_order_acq_rel) + 1;
-  arrivals_.record(rank, call, arrival);
+  const std::uint32_t call = begin(rank, plan, options);
+  arrivals_.record(rank, call, Clock::now());  // ready to communicate
   RankRun(*this, rank, plan, memory, options, call).execute();
 }
 

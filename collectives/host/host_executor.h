@@ -53,28 +53,21 @@ inline constexpr std::chrono::microseconds kSpinWhenCoresSuffice{50};
 
 using RunOptions = cclab::RunOptions;  // the executors' one options struct (collectives/call/vocabulary.h)
 
-class HostExecutor {
+class HostExecutor : public ExecutorBase {
  public:
   static constexpr std::uint32_t kSlots = 16;  // per connection (channel, from, to)
 
   explicit HostExecutor(int nranks);
-  ~HostExecutor();
-  HostExecutor(const HostExecutor&) = delete;
-  HostExecutor& operator=(const HostExecutor&) = delete;
+  ~HostExecutor() override;
 
-  [[nodiscard]] int nranks() const { return nranks_; }
   // Runs rank `rank`'s ops of `plan` on the calling thread. One thread per rank at a time; every rank
   // must run the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
-  // After a timeout the connections are out of step: every later run() throws.
-  [[nodiscard]] bool broken() const { return abort_.raised(); }
-  // Marks the executor broken with `why` and ends every wait and start delay now (they throw).
-  void abort(const std::string& why) { fail(why); }
   // A count that grows whenever a slice is sent or read: unchanged for a whole timeout means stuck.
   [[nodiscard]] std::uint64_t progress() const;
   // Arrivals at the calls since the last resetArrivals() (ArrivalLog), and their reset: between calls.
   [[nodiscard]] ArrivalStats arrivalStats() const { return arrivals_.stats(); }
-  void resetArrivals();
+  void resetArrivals() { resetLog(); }
   // How long a wait stays busy before it sleeps (depends on ranks per core).
   [[nodiscard]] std::chrono::nanoseconds spin() const { return spin_; }
 
@@ -94,17 +87,11 @@ class HostExecutor {
   Connection& connection(int channel, int from, int to) {
     return lanes_[static_cast<std::size_t>(channel)].load(std::memory_order_acquire)[from * nranks_ + to];
   }
-  // Publishes slice `seq` on c (from -> to), or marks it read, and rings the other rank's doorbell.
-  void post(Connection& c, std::uint32_t seq, int to);
-  void consume(Connection& c, std::uint32_t seq, int from);
-  void ring(int rank);
-  void fail(const std::string& why);  // abort_.raise, then wakes every connection and doorbell
-  // "rank 7 never arrived" / "ranks 3, 7 never arrived" for the ranks that have not started call
-  // number `call` (after their start delay), or "" when every rank has.
-  [[nodiscard]] std::uint32_t started(int rank) const;  // calls rank has started
-  [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
+  // Publishes slice `seq` on a connection (word: its posted), or marks it read (its consumed), and
+  // rings the doorbell of `peer`, the connection's other rank, should it sleep.
+  void publish(WaitWord& word, std::uint32_t seq, int peer);
+  void wakeWaiters() override;  // every connection and doorbell
 
-  int nranks_;
   std::chrono::nanoseconds spin_;
   // lanes_[c]: channel c's nranks x nranks connections (null until a plan with that many channels ran).
   std::array<std::atomic<Connection*>, plan::kMaxChannels> lanes_{};
@@ -112,10 +99,6 @@ class HostExecutor {
   std::mutex lanesMutex_;                             // creating a lane
   std::unique_ptr<WaitWord[]> bells_;                 // bells_[r]: rank r's doorbell
   std::vector<std::unique_ptr<RankState>> states_;    // states_[r]: only rank r's thread touches it
-  AbortState abort_;
-  // arrived_[r]: calls rank r has started (counted after its start delay).
-  std::unique_ptr<std::atomic<std::uint32_t>[]> arrived_;
-  ArrivalLog arrivals_;
 };
 
 }  // namespace cclab::host

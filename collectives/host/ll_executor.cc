@@ -1,12 +1,7 @@
 // LlExecutor (ll_executor.h): a plan's ops over flagged lines, with bounded waits.
 #include "collectives/host/ll_executor.h"
 
-#include <algorithm>
-#include <bit>
 #include <cstring>
-#include <map>
-#include <thread>
-#include <tuple>
 
 #include "collectives/core/errors.h"
 
@@ -18,10 +13,9 @@ namespace {
 // 0.1-0.4 ms; docs/results/cpu-peers.md.)
 
 // A one-shot allreduce's ops on one rank: p - 1 sends of the ReduceAll's operand, one to every peer,
-// the ReduceAll, then a copy of its result to the output (allreduce_oneshot.cc). Null when not so.
+// the ReduceAll (op p - 1), then a copy of its result to the output (allreduce_oneshot.cc). Null when not so.
 struct GatherShape {
   const plan::Op* reduceAll = nullptr;
-  std::size_t reduceAllIndex = 0;
   plan::Range out;
 };
 GatherShape gatherShape(const plan::Plan& plan, int r) {
@@ -41,34 +35,21 @@ GatherShape gatherShape(const plan::Plan& plan, int r) {
       return {};
     sent[static_cast<std::size_t>(s.peer)] = true;
   }
-  return {&all, static_cast<std::size_t>(p - 1), copy.dst};
+  return {&all, copy.dst};
 }
 
 // gatherShape of a plan gathers() accepted, without checking it again (no allocation: on every call).
 GatherShape gatherParts(const plan::Plan& plan, int r) {
   const auto& ops = plan.ranks[static_cast<std::size_t>(r)];
   const auto p = static_cast<std::size_t>(plan.nranks);
-  return {&ops[p - 1], p - 1, ops[p].dst};
+  return {&ops[p - 1], ops[p].dst};
 }
-
 
 }  // namespace
 
-std::string LlExecutor::where(const plan::Plan& plan) {
-  return "host " + std::string(plan::name(plan.collective)) + "/" + std::string(plan::name(plan.algorithm)) + " (ll)";
-}
-
-std::int64_t llDefaultRingLines(int nranks) {
-  const auto p = static_cast<std::size_t>(std::max(nranks, 1));
-  const std::size_t affordable = kLlRingBudgetBytes / (p * p * sizeof(LlLine));
-  const auto lines = static_cast<std::int64_t>(std::bit_floor(std::max<std::size_t>(affordable, 1)));
-  return std::clamp(lines, kLlMinRingLines, kLlMaxRingLines);
-}
-
 LlExecutor::LlExecutor(int nranks, std::chrono::nanoseconds spin, LlConfig config)
-    : nranks_(nranks), spin_(spin), ringLines_(config.ringLines ? config.ringLines : llDefaultRingLines(nranks)),
-      flagPeriod_(config.flagPeriod), arrivals_(std::max(nranks, 1)) {
-  if (nranks < 1) throw InvalidArgument("LlExecutor: nranks must be >= 1");
+    : ExecutorBase(nranks, true), spin_(spin), ringLines_(config.ringLines ? config.ringLines : llDefaultRingLines(nranks)),
+      flagPeriod_(config.flagPeriod) {
   LlConnection check(ringLines_, flagPeriod_);  // refuses a bad ring size or flag period now, not at first use
   const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks);
   connections_ = std::make_unique<std::atomic<LlConnection*>[]>(conns);
@@ -94,20 +75,6 @@ LlConnection& LlExecutor::connection(int channel, int from, int to) {
   return *c;
 }
 
-bool LlExecutor::fits(const plan::Plan& plan, std::size_t elemSize) const {
-  if (plan.nranks != nranks_ || plan.nchannels > kLlMaxChannels) return false;
-  std::map<std::tuple<int, int, int>, std::int64_t> lines;  // (channel, from, to) -> lines one call sends
-  for (int r = 0; r < plan.nranks; ++r)
-    for (const plan::Op& op : plan.ranks[static_cast<std::size_t>(r)]) {
-      if (op.kind != plan::OpKind::Send) continue;
-      if (op.channel >= kLlMaxChannels) return false;
-      auto& n = lines[{op.channel, r, op.peer}];
-      n += llLinesFor(static_cast<std::size_t>(op.count()) * elemSize);
-      if (n > ringLines_) return false;
-    }
-  return true;
-}
-
 std::uint64_t LlExecutor::progress() const {
   std::uint64_t sum = 0;
   for (int r = 0; r < nranks_; ++r) sum += ranks_[static_cast<std::size_t>(r)].progress.load(std::memory_order_relaxed);
@@ -126,19 +93,10 @@ ArrivalStats LlExecutor::arrivalStats() const {
 
 void LlExecutor::resetArrivals() {
   for (int r = 0; r < nranks_; ++r) ranks_[static_cast<std::size_t>(r)].unrecorded.clear();
-  arrivals_.reset(latestCall(nranks_, [this](int r) { return started(r); }) + 1);
+  resetLog();
 }
 
-std::uint32_t LlExecutor::started(int r) const {
-  return ranks_[static_cast<std::size_t>(r)].calls.load(std::memory_order_acquire);
-}
-
-std::string LlExecutor::lateRanks(std::uint32_t call) const {
-  return lateFor(nranks_, call, [this](int r) { return started(r); });
-}
-
-void LlExecutor::fail(const std::string& why) {
-  abort_.raise(why);
+void LlExecutor::wakeWaiters() {
   const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
   for (std::size_t i = 0; i < conns; ++i)
     if (LlConnection* c = connections_[i].load(std::memory_order_acquire)) {
@@ -161,7 +119,7 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
   // LlExecutor::gatherFold's part (rank 0): shape is rank 0's (gatherShape), its count > 0.
   void gatherFold(const GatherShape& shape, std::span<std::byte* const> outputs) {
     const plan::Op& all = *shape.reduceAll;
-    opIndex_ = shape.reduceAllIndex;
+    opIndex_ = static_cast<std::size_t>(ex_.nranks_ - 1);
     const std::size_t elems = static_cast<std::size_t>(all.count());
     const std::size_t bytes = elems * o_.elemSize;
     std::byte* acc = buffer(st_.acc, bytes);
@@ -172,9 +130,7 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
       receive(ex_.connection(all.channel, q, 0), q, in, bytes);
       // Peer q's arrival, recorded here for it (it reads no clock): rank 0's own when its message came
       // within the wait's first clock-free checks (a few µs at most), else when rank 0 found it.
-      RankState& peer = ex_.ranks_[static_cast<std::size_t>(q)];
-      peer.unrecorded.push_back({call_, clocked_ ? Clock::now() : arrivedAt_});
-      if (peer.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(peer);
+      ex_.holdArrival(ex_.ranks_[static_cast<std::size_t>(q)], call_, clocked_ ? Clock::now() : arrivedAt_);
       o_.reduce(acc, acc, in, elems);
     }
     const auto offset = static_cast<std::size_t>(shape.out.offset) * o_.elemSize;
@@ -203,7 +159,7 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
     link.prefetch(bytes);
     recordArrival();
   }
-  [[nodiscard]] std::string where() const { return LlExecutor::where(plan_) + ": rank " + std::to_string(rank_); }
+  [[nodiscard]] std::string where() const { return ex_.where(plan_) + ": rank " + std::to_string(rank_); }
 
   // Waits until ready() (its first check already failed): wait.h's policy on `word` (busy for the spin
   // budget, then yielding, then asleep); throws TimeoutError at the deadline or when the executor aborts.
@@ -212,30 +168,16 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
     recordArrival();
     if (readyBeforeClock(ready, ex_.spin_.count() > 0)) return true;
     clocked_ = true;
-    const auto start = Clock::now();
-    // ready() reads the units, not `word`: once this rank counts itself a sleeper, a fence orders that
-    // count before ready()'s reads, pairing with flushWakes()' fence (one of the two sees the other).
-    const auto check = [&](std::uint32_t) {
-      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
-      return ready();
-    };
-    const WaitResult r = waitUntil(word, check, ex_.abort_.flag(), start + o_.timeout, ex_.spin_);
-    if (r != WaitResult::Ready)
-      ex_.abort_.throwWaitFailure(r, LlExecutor::where(plan_), rank_, " at op " + std::to_string(opIndex_),
-                                  what + (" rank " + std::to_string(peer)), o_.timeout, [&] { return ex_.lateRanks(call_); },
-                                  [&](const std::string& why) { ex_.fail(why); });
-    if (Clock::now() >= start + ex_.spin_) bumpProgress();  // a wait that outlasted the spin
+    if (const WaitResult r = ex_.waitFor(word, ready, st_, o_.timeout, ex_.spin_); r != WaitResult::Ready)
+      ex_.waitFailed(r, plan_, rank_, opIndex_, -1, what, peer, o_.timeout, call_);
     return true;
   }
 
  private:
+  // A rank that never waited records its arrival here, held back (recordArrival): the log's shared
+  // counters would otherwise sit between its last op and the end of the call.
   void finish() {
-    // A rank that never waited records its arrival later (at its next wait, or in a batch): the log's
-    // shared counters would otherwise sit between its last op and the end of the call.
-    if (!recorded_) {
-      st_.unrecorded.push_back({call_, Clock::now()});
-      if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
-    }
+    recordArrival();
     flushWakes();
   }
 
@@ -243,10 +185,6 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
     if (v.size() < bytes) v.resize(bytes);
     return v.data();
   }
-
-  // Counted only by waits that outlast the spin: a call that keeps moving without them ends in µs, and
-  // the watchdog's reads then find the counters where they were (no cache line moves per call).
-  void bumpProgress() { st_.progress.store(st_.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
 
   // Held back like a call that never waits (execute()): recording at once made every waiting call
   // write the log's shared counters, which the peers write too (a line moving between cores per call).
@@ -257,8 +195,7 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
     if (recorded_) return;
     recorded_ = true;
     arrivedAt_ = Clock::now();
-    st_.unrecorded.push_back({call_, arrivedAt_});
-    if (st_.unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(st_);
+    ex_.holdArrival(st_, call_, arrivedAt_);
   }
 
   LlExecutor& ex_;
@@ -274,20 +211,8 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
 };
 
 void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
-  if (rank < 0 || rank >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(rank) + " out of range");
-  if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
+  check(rank, plan);
   RankRun(*this, rank, plan, memory, options, begin(rank, plan, options)).execute();
-}
-
-std::uint32_t LlExecutor::begin(int rank, const plan::Plan& plan, const RunOptions& options) {
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
-  if (options.startDelay.count() > 0)
-    abort_.delayStart(where(plan) + ": rank " + std::to_string(rank), options.startDelay, options.timeout,
-                      [this](const std::string& why) { fail(why); });
-  RankState& st = ranks_[static_cast<std::size_t>(rank)];
-  const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this rank writes it
-  st.calls.store(call, std::memory_order_release);
-  return call;
 }
 
 bool LlExecutor::gathers(const plan::Plan& plan) {

@@ -17,6 +17,7 @@
 // Arrivals are recorded in an ArrivalLog of this executor's calls (arrival_log.h).
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstddef>
@@ -45,25 +46,26 @@ inline constexpr int kLlMaxChannels = 8;
 inline constexpr std::int64_t kLlMaxRingLines = 512;
 inline constexpr std::int64_t kLlMinRingLines = 16;
 inline constexpr std::size_t kLlRingBudgetBytes = std::size_t{64} << 20;
-std::int64_t llDefaultRingLines(int nranks);
+inline std::int64_t llDefaultRingLines(int nranks) {
+  return std::clamp(llAffordableLines(nranks, kLlRingBudgetBytes), kLlMinRingLines, kLlMaxRingLines);
+}
 
 struct LlConfig {
   std::int64_t ringLines = 0;                     // lines per connection (a power of two); 0: llDefaultRingLines
   std::uint32_t flagPeriod = kLlMaxFlagPeriod;    // laps before a flag repeats (>= 2; tests use 2)
 };
 
-class LlExecutor {
+class LlExecutor : public ExecutorBase {
  public:
   LlExecutor(int nranks, std::chrono::nanoseconds spin, LlConfig config = {});
-  ~LlExecutor();
-  LlExecutor(const LlExecutor&) = delete;
-  LlExecutor& operator=(const LlExecutor&) = delete;
+  ~LlExecutor() override;
 
-  [[nodiscard]] int nranks() const { return nranks_; }
   [[nodiscard]] std::int64_t ringLines() const { return ringLines_; }
-  // Whether `plan` can run here with elements of `elemSize` bytes: at most kLlMaxChannels channels,
-  // and on every connection the lines one call sends fit in the ring.
-  [[nodiscard]] bool fits(const plan::Plan& plan, std::size_t elemSize) const;
+  // Whether the (valid) `plan` can run here with elements of `elemSize` bytes: at most kLlMaxChannels
+  // channels, and on every connection the lines one call sends fit in the ring (llPlanFits).
+  [[nodiscard]] bool fits(const plan::Plan& plan, std::size_t elemSize) const {
+    return plan.nranks == nranks_ && plan.nchannels <= kLlMaxChannels && llPlanFits(plan, elemSize, ringLines_, true);
+  }
   // Runs rank `rank`'s ops of `plan` (which must fit) on the calling thread; options.sliceElems is
   // ignored (ops run whole). One thread per rank at a time; every rank runs the same sequence of plans.
   void run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options);
@@ -91,8 +93,6 @@ class LlExecutor {
   void gatherFold(const plan::Plan& plan, const RankMemory& memory, std::span<std::byte* const> outputs,
                   const RunOptions& options);
 
-  [[nodiscard]] bool broken() const { return abort_.raised(); }
-  void abort(const std::string& why) { fail(why); }
   [[nodiscard]] std::uint64_t progress() const;  // grows with every wait that outlasts the spin
   // Between calls only (as ArrivalLog): both first put the arrivals ranks still hold back into the log.
   [[nodiscard]] ArrivalStats arrivalStats() const;
@@ -100,12 +100,14 @@ class LlExecutor {
 
  private:
   struct alignas(64) RankState {
-    std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
     std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
     std::vector<std::byte> acc, incoming;     // gatherFold's accumulator, received messages
     plan::RunnerState<plan::NoLaneData> runner;  // the runner's state (plan_runner.h), kept between calls
     std::vector<LlLink<WaitWord>*> sent, read;  // connections whose waiters may need a wake-up
     std::vector<std::pair<std::uint32_t, Clock::time_point>> unrecorded;  // arrivals not in the log yet
+    // Counted only by waits that outlast the spin: a call that keeps moving without them ends in µs, and
+    // the watchdog's reads then find the counters where they were (no cache line moves per call).
+    void bumpProgress() { progress.store(progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed); }
   };
   // Most arrivals a rank holds back from the log (far below its window of 2 x nranks + 64 calls).
   static constexpr std::size_t kMaxUnrecorded = 16;
@@ -113,22 +115,35 @@ class LlExecutor {
   class MultiRun;
 
   LlConnection& connection(int channel, int from, int to);
-  void fail(const std::string& why);  // abort_.raise, then wakes every connection
-  // The start of a rank's call: refused after a failure, the start delay, then its call number.
-  std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options);
-  [[nodiscard]] std::uint32_t started(int rank) const;  // calls rank has started
-  [[nodiscard]] std::string lateRanks(std::uint32_t call) const;
+  void wakeWaiters() override;  // every connection
+  // Holds rank st's arrival at `call` back from the log (its shared counters), up to kMaxUnrecorded.
+  void holdArrival(RankState& st, std::uint32_t call, Clock::time_point when) {
+    st.unrecorded.push_back({call, when});
+    if (st.unrecorded.size() >= kMaxUnrecorded) recordArrivals(st);
+  }
   void recordArrivals(RankState& st) const;  // moves st.unrecorded into the log
-  static std::string where(const plan::Plan& plan);  // "host allreduce/ring (ll)"
+  // Waits (waitUntil) until ready() holds, `word` the one a waker of this wait bumps; counts a wait
+  // that outlasted `spin` in st's progress. ready() reads the units, not `word`: once the waiter counts
+  // itself a sleeper, a fence orders that count before ready()'s reads, pairing with flushWakes()'
+  // fence (one of the two sees the other).
+  template <class Ready>
+  WaitResult waitFor(WaitWord& word, Ready ready, RankState& st, std::chrono::nanoseconds timeout, std::chrono::nanoseconds spin,
+                     std::chrono::nanoseconds maxSleep = kMaxSleep) {
+    const auto start = Clock::now();
+    const auto check = [&](std::uint32_t) {
+      if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
+      return ready();
+    };
+    const WaitResult r = waitUntil(word, check, abort_.flag(), start + timeout, spin, maxSleep);
+    if (r == WaitResult::Ready && Clock::now() >= start + spin) st.bumpProgress();  // a wait that outlasted the spin
+    return r;
+  }
 
-  int nranks_;
   std::chrono::nanoseconds spin_;
   std::int64_t ringLines_;
   std::uint32_t flagPeriod_;
   std::unique_ptr<std::atomic<LlConnection*>[]> connections_;  // [(channel * p + from) * p + to], made on first use
   std::unique_ptr<RankState[]> ranks_;
-  AbortState abort_;
-  mutable ArrivalLog arrivals_;  // arrivalStats() first records what ranks held back
 };
 
 }  // namespace cclab::host

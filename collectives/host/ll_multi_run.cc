@@ -7,10 +7,7 @@
 // then sleeps on the word of the first blocked task for at most kMultiMaxSleep (the other blocked
 // tasks' senders do not ring it, so a sleep is short), and gives up at the timeout. Ops, their
 // order and the bits are run()'s: a rank's ReduceAll folds in rank order whatever thread runs it.
-#include <algorithm>
-#include <cstring>
 #include <deque>
-#include <thread>
 
 #include "collectives/core/errors.h"
 #include "collectives/host/ll_executor.h"
@@ -26,10 +23,8 @@ class LlExecutor::MultiRun {
       : ex_(ex), plan_(plan), o_(o), spin_(spin) {}
 
   void add(int rank, const RankMemory& mem, Clock::time_point arrival) {
-    RankState& st = ex_.ranks_[static_cast<std::size_t>(rank)];
-    const std::uint32_t call = st.calls.load(std::memory_order_relaxed) + 1;  // only this thread runs the rank now
-    st.calls.store(call, std::memory_order_release);
-    Task& t = tasks_.emplace_back(*this, rank, st, mem, call, arrival);
+    const std::uint32_t call = ex_.nextCall(rank);  // only this thread runs the rank now
+    Task& t = tasks_.emplace_back(*this, rank, ex_.ranks_[static_cast<std::size_t>(rank)], mem, call, arrival);
     t.runner.start();
   }
 
@@ -39,29 +34,14 @@ class LlExecutor::MultiRun {
       if (pass(finished) || finished) continue;
       // Nothing moved: wait.h's wait on the word of the first blocked task, passing at every check and
       // asleep at most kMultiMaxSleep at a time.
-      for (Task& t : tasks_) {
-        recordArrival(t);
-        flushWakes(t);  // peers asleep on what these ranks sent must not sleep through this wait
-      }
-      WaitWord& word = *blocked_.word;
-      const auto ready = [&](std::uint32_t) {
-        // Once this thread counts itself a sleeper, a fence orders that count before the pass's reads,
-        // pairing with flushWakes()' fence (one of the two sees the other).
-        if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
-        return pass(finished) || finished;
-      };
-      const auto start = Clock::now();
-      const WaitResult r = waitUntil(word, ready, ex_.abort_.flag(), start + o_.timeout, spin_, kMultiMaxSleep);
-      if (r != WaitResult::Ready) fail(r);
-      if (Clock::now() >= start + spin_) bumpProgress();  // as run(): a wait that outlasted the spin
+      recordAndWake();
+      const auto ready = [&] { return pass(finished) || finished; };
+      const Blocked b = blocked_;
+      if (const WaitResult r = ex_.waitFor(*b.word, ready, ex_.ranks_[static_cast<std::size_t>(b.rank)], o_.timeout, spin_, kMultiMaxSleep);
+          r != WaitResult::Ready)
+        ex_.waitFailed(r, plan_, b.rank, b.op, -1, b.what, b.peer, o_.timeout, b.call);
     }
-    for (Task& t : tasks_) {
-      if (!t.recorded) {
-        t.st->unrecorded.push_back({t.call, t.arrival});
-        if (t.st->unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(*t.st);
-      }
-      flushWakes(t);
-    }
+    recordAndWake();
   }
 
   // One rank's LL transport (ll_transport.h) that never waits: a send needs room in its ring, a receive
@@ -76,7 +56,7 @@ class LlExecutor::MultiRun {
     LlConnection& to(const plan::Op& op) { return run_.ex_.connection(op.channel, rank_, op.peer); }
     LlConnection& from(const plan::Op& op, int peer) { return run_.ex_.connection(op.channel, peer, rank_); }
     void receiving(Link&, std::size_t) {}
-    [[nodiscard]] std::string where() const { return LlExecutor::where(run_.plan_) + ": rank " + std::to_string(rank_); }
+    [[nodiscard]] std::string where() const { return run_.ex_.where(run_.plan_) + ": rank " + std::to_string(rank_); }
     template <class Ready>
     bool await(Ready&, WaitWord& word, int peer, const char* what) {
       run_.block(*this, word, peer, what);
@@ -130,24 +110,14 @@ class LlExecutor::MultiRun {
     return moved;
   }
 
-  void recordArrival(Task& t) {
-    if (t.recorded) return;
-    t.recorded = true;
-    t.st->unrecorded.push_back({t.call, t.arrival});
-    if (t.st->unrecorded.size() >= kMaxUnrecorded) ex_.recordArrivals(*t.st);
-  }
-
-  static void flushWakes(Task& t) { t.transport.flushWakes(); }
-
-  void bumpProgress() {
-    RankState& st = ex_.ranks_[static_cast<std::size_t>(blocked_.rank)];
-    st.progress.store(st.progress.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
-  }
-
-  [[noreturn]] void fail(WaitResult r) {
-    ex_.abort_.throwWaitFailure(r, where(plan_), blocked_.rank, " at op " + std::to_string(blocked_.op),
-                                blocked_.what + (" rank " + std::to_string(blocked_.peer)), o_.timeout,
-                                [&] { return ex_.lateRanks(blocked_.call); }, [&](const std::string& why) { ex_.fail(why); });
+  // Before a wait and at the end: every task's arrival held for the log (once), and the wakes it owes
+  // (peers asleep on what these ranks sent must not sleep through this wait).
+  void recordAndWake() {
+    for (Task& t : tasks_) {
+      if (!t.recorded) ex_.holdArrival(*t.st, t.call, t.arrival);
+      t.recorded = true;
+      t.transport.flushWakes();
+    }
   }
 
   LlExecutor& ex_;
@@ -162,15 +132,12 @@ class LlExecutor::MultiRun {
 void LlExecutor::runRanks(std::span<const int> ranks, const plan::Plan& plan, std::span<const RankMemory> memories,
                           const RunOptions& options, std::chrono::nanoseconds spin) {
   if (ranks.size() != memories.size()) throw InvalidArgument("host ll: runRanks needs one memory per rank");
-  if (plan.nranks != nranks_) throw InvalidArgument("host ll: plan for " + std::to_string(plan.nranks) + " ranks");
+  for (const int r : ranks) check(r, plan);
   if (options.startDelay.count() > 0) throw InvalidArgument("host ll: runRanks takes no start delay");
-  if (broken()) throw Error("host ll: communicator unusable after an earlier failure (" + abort_.reason() + ")");
+  checkUsable();
   const auto arrival = Clock::now();  // ready to communicate (one reading for the thread's ranks)
   MultiRun run(*this, plan, options, spin);
-  for (std::size_t i = 0; i < ranks.size(); ++i) {
-    if (ranks[i] < 0 || ranks[i] >= nranks_) throw InvalidArgument("host ll: rank " + std::to_string(ranks[i]) + " out of range");
-    run.add(ranks[i], memories[i], arrival);
-  }
+  for (std::size_t i = 0; i < ranks.size(); ++i) run.add(ranks[i], memories[i], arrival);
   run.execute();
 }
 

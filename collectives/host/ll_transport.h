@@ -19,7 +19,9 @@
 #pragma once
 
 #include <cstddef>
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "collectives/core/errors.h"
@@ -28,6 +30,22 @@
 #include "collectives/plan/plan_runner.h"
 
 namespace cclab::host {
+
+// Whether the lines one call of the (valid) `plan` sends on every link, with elements of `elemSize`
+// bytes, fit in a ring of `ringLines`: a link per (channel, from, to), or per (from, to) when the
+// plan's channels share one ring per pair (`perChannel` false). Then no call waits on a full ring
+// for a message of its own call, only for the reader to finish an earlier one.
+inline bool llPlanFits(const plan::Plan& plan, std::size_t elemSize, std::int64_t ringLines, bool perChannel) {
+  std::map<std::tuple<int, int, int>, std::int64_t> lines;  // (channel or 0, from, to) -> lines one call sends
+  for (int r = 0; r < plan.nranks; ++r)
+    for (const plan::Op& op : plan.ranks[static_cast<std::size_t>(r)]) {
+      if (op.kind != plan::OpKind::Send) continue;
+      auto& n = lines[{perChannel ? op.channel : 0, r, op.peer}];
+      n += llLinesFor(static_cast<std::size_t>(op.count()) * elemSize);
+      if (n > ringLines) return false;
+    }
+  return true;
+}
 
 template <class Place, class Word>
 class LlTransport : public plan::WaitingTransport {

@@ -9,7 +9,6 @@
 #include <unistd.h>
 
 #include <algorithm>
-#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
@@ -138,9 +137,7 @@ void ShmExecutor::joinAndUnlink(Clock::time_point deadline) {
 }
 
 std::int64_t shmLlRingLines(int nodeRanks) {
-  const auto p = static_cast<std::size_t>(std::max(nodeRanks, 1));
-  const std::size_t affordable = kShmLlBudgetBytes / (p * p * sizeof(LlLine));
-  const auto lines = static_cast<std::int64_t>(std::bit_floor(std::max<std::size_t>(affordable, 1)));
+  const std::int64_t lines = llAffordableLines(nodeRanks, kShmLlBudgetBytes);
   return lines < kShmLlMinRingLines ? 0 : std::min(lines, kShmLlMaxRingLines);
 }
 

@@ -13,11 +13,8 @@
 // liveness checks and the job's abort word). A reader that sleeps sleeps on the pair's `bell`, a
 // sender on its `acked`; whoever makes them ready wakes them: a rank fences, then checks the sleeper
 // counts of the words it made ready, before it waits itself and at the end of the call.
-#include <algorithm>
 #include <cstring>
-#include <map>
 #include <string>
-#include <utility>
 
 #include "collectives/core/errors.h"
 #include "collectives/host/ll_transport.h"
@@ -28,15 +25,7 @@ namespace cclab::proc {
 
 bool ShmExecutor::llFits(const plan::Plan& plan, std::size_t elemSize) const {
   if (llRingLines_ == 0 || plan.nranks != jobRanks_ || nranks_ != jobRanks_) return false;
-  std::map<std::pair<int, int>, std::int64_t> lines;  // (from, to) -> lines one call sends
-  for (int r = 0; r < plan.nranks; ++r)
-    for (const plan::Op& op : plan.ranks[static_cast<std::size_t>(r)]) {
-      if (op.kind != plan::OpKind::Send) continue;
-      auto& n = lines[{r, op.peer}];
-      n += llLinesFor(static_cast<std::size_t>(op.count()) * elemSize);
-      if (n > llRingLines_) return false;
-    }
-  return true;
+  return host::llPlanFits(plan, elemSize, llRingLines_, false);  // the channels share one ring per pair
 }
 
 // The LL transport (host/ll_transport.h) over the rings in the control segment; every call waits
