@@ -181,7 +181,7 @@ class HostExecutor::RankRun {
       if (reached(b.word->value.load(std::memory_order_acquire), b.target)) return;
       // waitUntil only reads the word (and sleeps on it); the const_cast is for its signature.
       r = waitUntil(const_cast<WaitWord&>(*b.word), [t = b.target](std::uint32_t v) { return reached(v, t); },
-                    ex_.abort_.flag(), deadline, ex_.spin_);
+                    ex_.abortFlag(), deadline, ex_.spin_);
     } else {
       auto anyReady = [&](std::uint32_t) {
         for (const Lane& l : lanes)
@@ -189,7 +189,7 @@ class HostExecutor::RankRun {
             return true;
         return false;
       };
-      r = waitUntil(ex_.bells_[static_cast<std::size_t>(rank_)], anyReady, ex_.abort_.flag(), deadline, ex_.spin_);
+      r = waitUntil(ex_.bells_[static_cast<std::size_t>(rank_)], anyReady, ex_.abortFlag(), deadline, ex_.spin_);
     }
     if (r != WaitResult::Ready) report(r, first);
   }

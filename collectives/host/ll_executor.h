@@ -134,7 +134,7 @@ class LlExecutor : public ExecutorBase {
       if (word.sleepers.load(std::memory_order_relaxed) != 0) std::atomic_thread_fence(std::memory_order_seq_cst);
       return ready();
     };
-    const WaitResult r = waitUntil(word, check, abort_.flag(), start + timeout, spin, maxSleep);
+    const WaitResult r = waitUntil(word, check, abortFlag(), start + timeout, spin, maxSleep);
     if (r == WaitResult::Ready && Clock::now() >= start + spin) st.bumpProgress();  // a wait that outlasted the spin
     return r;
   }
