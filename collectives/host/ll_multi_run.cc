@@ -36,7 +36,7 @@ class LlExecutor::MultiRun {
       // asleep at most kMultiMaxSleep at a time.
       recordAndWake();
       const auto ready = [&] { return pass(finished) || finished; };
-      const Blocked b = blocked_;
+      const Blocked& b = blocked_;  // as the last pass left it: a failed wait names it
       if (const WaitResult r = ex_.waitFor(*b.word, ready, ex_.ranks_[static_cast<std::size_t>(b.rank)], o_.timeout, spin_, kMultiMaxSleep);
           r != WaitResult::Ready)
         ex_.waitFailed(r, plan_, b.rank, b.op, -1, b.what, b.peer, o_.timeout, b.call);
