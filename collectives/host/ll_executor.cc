@@ -49,17 +49,14 @@ GatherShape gatherParts(const plan::Plan& plan, int r) {
 
 LlExecutor::LlExecutor(int nranks, std::chrono::nanoseconds spin, LlConfig config)
     : ExecutorBase(nranks, true), spin_(spin), ringLines_(config.ringLines ? config.ringLines : llDefaultRingLines(nranks)),
-      flagPeriod_(config.flagPeriod) {
+      flagPeriod_(config.flagPeriod),
+      connections_(static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks)) {
   LlConnection check(ringLines_, flagPeriod_);  // refuses a bad ring size or flag period now, not at first use
-  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks) * static_cast<std::size_t>(nranks);
-  connections_ = std::make_unique<std::atomic<LlConnection*>[]>(conns);
-  for (std::size_t i = 0; i < conns; ++i) connections_[i].store(nullptr, std::memory_order_relaxed);
   ranks_ = std::make_unique<RankState[]>(static_cast<std::size_t>(nranks));
 }
 
 LlExecutor::~LlExecutor() {
-  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
-  for (std::size_t i = 0; i < conns; ++i) delete connections_[i].load(std::memory_order_acquire);
+  for (auto& c : connections_) delete c.load(std::memory_order_acquire);
 }
 
 LlConnection& LlExecutor::connection(int channel, int from, int to) {
@@ -97,9 +94,8 @@ void LlExecutor::resetArrivals() {
 }
 
 void LlExecutor::wakeWaiters() {
-  const auto conns = static_cast<std::size_t>(kLlMaxChannels) * static_cast<std::size_t>(nranks_) * static_cast<std::size_t>(nranks_);
-  for (std::size_t i = 0; i < conns; ++i)
-    if (LlConnection* c = connections_[i].load(std::memory_order_acquire)) {
+  for (const auto& slot : connections_)
+    if (LlConnection* c = slot.load(std::memory_order_acquire)) {
       c->bell().wakeAll();
       c->acked().wakeAll();
     }

@@ -142,7 +142,7 @@ class LlExecutor : public ExecutorBase {
   std::chrono::nanoseconds spin_;
   std::int64_t ringLines_;
   std::uint32_t flagPeriod_;
-  std::unique_ptr<std::atomic<LlConnection*>[]> connections_;  // [(channel * p + from) * p + to], made on first use
+  std::vector<std::atomic<LlConnection*>> connections_;  // [(channel * p + from) * p + to], made on first use
   std::unique_ptr<RankState[]> ranks_;
 };
 
