@@ -17,7 +17,6 @@ std::string milliseconds(std::chrono::nanoseconds d) {
 
 ExecutorBase::ExecutorBase(int nranks, bool ll) : nranks_(nranks), arrivals_(std::max(nranks, 1)), ll_(ll) {
   if (nranks < 1) throw InvalidArgument(std::string(ll ? "LlExecutor" : "HostExecutor") + ": nranks must be >= 1");
-  calls_ = std::make_unique<Calls[]>(static_cast<std::size_t>(nranks));
 }
 
 void ExecutorBase::refuse(int rank, const plan::Plan& plan) const {

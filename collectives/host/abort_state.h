@@ -1,14 +1,12 @@
 // ExecutorBase: what the host's executors (host_executor.h, ll_executor.h) keep alike about their
 // ranks' calls: the rank count; the abort flag every wait polls, the word start delays sleep on and the
-// first reason; each rank's call count (the calls it has started, after its start delay) and the
-// ArrivalLog of the calls; the checks, the straggler's bounded start delay and the call number that
+// first reason; the ArrivalLog of the calls; the checks, the straggler's bounded start delay and the call number that
 // begin a rank's call; and the one-line texts of a failure. Errors are headed "host" for the slot
 // executor, "host ll" for the LL executor (its plans named "host allreduce/ring (ll)").
 #pragma once
 
 #include <atomic>
 #include <chrono>
-#include <memory>
 #include <mutex>
 #include <string>
 
@@ -41,18 +39,19 @@ class ExecutorBase {
     if (broken()) refuseBroken();
   }
   // The start of a rank's call: checkUsable, the straggler's start delay (delayStart), then nextCall.
-  std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options) {
+  std::uint32_t begin(int rank, const plan::Plan& plan, const RunOptions& options, std::atomic<std::uint32_t>& calls) {
     checkUsable();
     if (options.startDelay.count() > 0) delayStart(rank, plan, options);
-    return nextCall(rank);
+    return nextCall(calls);
   }
-  // Counts a call of rank's as started (only the rank's thread writes its count): its number.
-  std::uint32_t nextCall(int rank) {
-    auto& n = calls_[static_cast<std::size_t>(rank)].started;
-    const std::uint32_t call = n.load(std::memory_order_relaxed) + 1;
-    n.store(call, std::memory_order_release);
+  // Counts a call of a rank's as started in `calls`, its count, which only its thread writes (kept
+  // with the rank's other state of a call: a line of its own elsewhere cost the 8-byte call ~10%).
+  static std::uint32_t nextCall(std::atomic<std::uint32_t>& calls) {
+    const std::uint32_t call = calls.load(std::memory_order_relaxed) + 1;
+    calls.store(call, std::memory_order_release);
     return call;
   }
+  [[nodiscard]] virtual std::uint32_t started(int rank) const = 0;  // its count: the calls it has started
   [[nodiscard]] const std::atomic<bool>& abortFlag() const { return aborted_; }  // the waits' abort condition
   [[nodiscard]] std::string where(const plan::Plan& plan) const;  // "host allreduce/ring", "... (ll)"
   void resetLog();  // arrivals_.reset after the latest call any rank started
@@ -71,9 +70,6 @@ class ExecutorBase {
   mutable ArrivalLog arrivals_;  // mutable: the LL executor's arrivalStats() first records what ranks held back
 
  private:
-  struct alignas(64) Calls {  // own cache lines: written by its rank every call
-    std::atomic<std::uint32_t> started{0};
-  };
   [[nodiscard]] std::string path() const { return ll_ ? "host ll" : "host"; }  // the head of errors
   [[noreturn]] void refuse(int rank, const plan::Plan& plan) const;
   [[noreturn]] void refuseBroken() const;
@@ -82,12 +78,8 @@ class ExecutorBase {
   // the timeout, fails the executor with "<where>: rank R timed out after ... (straggler)".
   void delayStart(int rank, const plan::Plan& plan, const RunOptions& options);
   [[nodiscard]] std::string reason() const;
-  [[nodiscard]] std::uint32_t started(int rank) const {
-    return calls_[static_cast<std::size_t>(rank)].started.load(std::memory_order_acquire);
-  }
 
   const bool ll_;
-  std::unique_ptr<Calls[]> calls_;  // calls_[r]: rank r's
   std::atomic<bool> aborted_{false};
   WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
   mutable std::mutex mutex_;

@@ -37,6 +37,7 @@ struct alignas(64) HostExecutor::RankState {  // own cache lines: written by its
     std::vector<Pending>* pending = nullptr;  // RankState::pending[channel]
     Blocker blocker;
   };
+  std::atomic<std::uint32_t> calls{0};  // calls started (after the start delay)
   plan::RunnerState<LaneData> runner;
   std::vector<std::vector<Pending>> pending;  // per channel; cleared, capacity kept
 };
@@ -82,6 +83,10 @@ std::uint64_t HostExecutor::progress() const {
       sum += c[i].posted.value.load(std::memory_order_relaxed) + std::uint64_t{c[i].consumed.value.load(std::memory_order_relaxed)};
   }
   return sum;
+}
+
+std::uint32_t HostExecutor::started(int rank) const {
+  return states_[static_cast<std::size_t>(rank)]->calls.load(std::memory_order_acquire);
 }
 
 void HostExecutor::wakeWaiters() {
@@ -220,13 +225,13 @@ class HostExecutor::RankRun {
   const plan::Plan& plan_;
   const RankMemory& mem_;
   const RunOptions& o_;
-  std::uint32_t call_;  // this rank's call number (ExecutorBase::nextCall)
+  std::uint32_t call_;  // this rank's call number (RankState::calls)
 };
 
 void HostExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   check(rank, plan);
   ensureChannels(plan.nchannels);
-  const std::uint32_t call = begin(rank, plan, options);
+  const std::uint32_t call = begin(rank, plan, options, states_[static_cast<std::size_t>(rank)]->calls);
   arrivals_.record(rank, call, Clock::now());  // ready to communicate
   RankRun(*this, rank, plan, memory, options, call).execute();
 }

@@ -91,6 +91,7 @@ class HostExecutor : public ExecutorBase {
   // rings the doorbell of `peer`, the connection's other rank, should it sleep.
   void publish(WaitWord& word, std::uint32_t seq, int peer);
   void wakeWaiters() override;  // every connection and doorbell
+  [[nodiscard]] std::uint32_t started(int rank) const override;
 
   std::chrono::nanoseconds spin_;
   // lanes_[c]: channel c's nranks x nranks connections (null until a plan with that many channels ran).

@@ -208,7 +208,7 @@ class LlExecutor::RankRun : public LlTransport<RankRun, WaitWord> {
 
 void LlExecutor::run(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   check(rank, plan);
-  RankRun(*this, rank, plan, memory, options, begin(rank, plan, options)).execute();
+  RankRun(*this, rank, plan, memory, options, begin(rank, plan, options, ranks_[static_cast<std::size_t>(rank)].calls)).execute();
 }
 
 bool LlExecutor::gathers(const plan::Plan& plan) {
@@ -230,7 +230,7 @@ bool LlExecutor::gathers(const plan::Plan& plan) {
 
 void LlExecutor::gatherSend(int rank, const plan::Plan& plan, const RankMemory& memory, const RunOptions& options) {
   if (rank < 1 || rank >= nranks_) throw InvalidArgument("host ll: gatherSend rank " + std::to_string(rank) + " out of range");
-  begin(rank, plan, options);
+  begin(rank, plan, options, ranks_[static_cast<std::size_t>(rank)].calls);
   const plan::Op& all = *gatherParts(plan, rank).reduceAll;
   const std::size_t bytes = static_cast<std::size_t>(all.count()) * options.elemSize;
   // Its arrival is recorded by rank 0 (RankRun::gatherFold): a clock read here (~30 ns) would delay
@@ -251,7 +251,7 @@ void LlExecutor::gatherFold(const plan::Plan& plan, const RankMemory& memory, st
                             const RunOptions& options) {
   if (plan.nranks != nranks_ || outputs.size() != static_cast<std::size_t>(nranks_))
     throw InvalidArgument("host ll: gatherFold needs a plan and outputs for " + std::to_string(nranks_) + " ranks");
-  RankRun(*this, 0, plan, memory, options, begin(0, plan, options)).gatherFold(gatherParts(plan, 0), outputs);
+  RankRun(*this, 0, plan, memory, options, begin(0, plan, options, ranks_[0].calls)).gatherFold(gatherParts(plan, 0), outputs);
 }
 
 }  // namespace cclab::host

@@ -99,7 +99,8 @@ class LlExecutor : public ExecutorBase {
   void resetArrivals();
 
  private:
-  struct alignas(64) RankState {
+  struct alignas(128) RankState {  // 128: CPUs fetch lines in pairs, and the ranks write theirs every call
+    std::atomic<std::uint32_t> calls{0};      // calls started (after the start delay)
     std::atomic<std::uint64_t> progress{0};   // waits that outlasted the spin (written by the rank only)
     std::vector<std::byte> acc, incoming;     // gatherFold's accumulator, received messages
     plan::RunnerState<plan::NoLaneData> runner;  // the runner's state (plan_runner.h), kept between calls
@@ -116,6 +117,9 @@ class LlExecutor : public ExecutorBase {
 
   LlConnection& connection(int channel, int from, int to);
   void wakeWaiters() override;  // every connection
+  [[nodiscard]] std::uint32_t started(int rank) const override {
+    return ranks_[static_cast<std::size_t>(rank)].calls.load(std::memory_order_acquire);
+  }
   // Holds rank st's arrival at `call` back from the log (its shared counters), up to kMaxUnrecorded.
   void holdArrival(RankState& st, std::uint32_t call, Clock::time_point when) {
     st.unrecorded.push_back({call, when});

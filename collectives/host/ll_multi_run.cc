@@ -23,8 +23,8 @@ class LlExecutor::MultiRun {
       : ex_(ex), plan_(plan), o_(o), spin_(spin) {}
 
   void add(int rank, const RankMemory& mem, Clock::time_point arrival) {
-    const std::uint32_t call = ex_.nextCall(rank);  // only this thread runs the rank now
-    Task& t = tasks_.emplace_back(*this, rank, ex_.ranks_[static_cast<std::size_t>(rank)], mem, call, arrival);
+    RankState& st = ex_.ranks_[static_cast<std::size_t>(rank)];
+    Task& t = tasks_.emplace_back(*this, rank, st, mem, nextCall(st.calls), arrival);  // only this thread runs the rank now
     t.runner.start();
   }
 
