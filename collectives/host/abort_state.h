@@ -1,8 +1,9 @@
 // ExecutorBase: what the host's executors (host_executor.h, ll_executor.h) keep alike about their
-// ranks' calls: the rank count; the abort flag every wait polls, the word start delays sleep on and the
-// first reason; the ArrivalLog of the calls; the checks, the straggler's bounded start delay and the call number that
-// begin a rank's call; and the one-line texts of a failure. Errors are headed "host" for the slot
-// executor, "host ll" for the LL executor (its plans named "host allreduce/ring (ll)").
+// ranks' calls: the rank count; the abort flag every wait polls, the word start delays sleep on and
+// the first reason; the ArrivalLog of the calls; the checks, the straggler's bounded start delay and
+// the call number that begin a rank's call (each executor keeps the ranks' call counts: started());
+// and the one-line texts of a failure. Errors are headed "host" for the slot executor, "host ll" for
+// the LL executor (its plans named "host allreduce/ring (ll)").
 #pragma once
 
 #include <atomic>
@@ -44,8 +45,8 @@ class ExecutorBase {
     if (options.startDelay.count() > 0) delayStart(rank, plan, options);
     return nextCall(calls);
   }
-  // Counts a call of a rank's as started in `calls`, its count, which only its thread writes (kept
-  // with the rank's other state of a call: a line of its own elsewhere cost the 8-byte call ~10%).
+  // Counts a call of a rank's as started in `calls`, its count, which only its thread writes (each
+  // executor keeps it with the rank's other per-call state: a line of its own is one more per call).
   static std::uint32_t nextCall(std::atomic<std::uint32_t>& calls) {
     const std::uint32_t call = calls.load(std::memory_order_relaxed) + 1;
     calls.store(call, std::memory_order_release);
