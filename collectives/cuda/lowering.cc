@@ -82,8 +82,8 @@ struct SliceSteps {
   }
 };
 
-// Rank r's programs so far in pass 1, by channel: its program (-1: the channel has no ops), and the
-// phase of each of its steps.
+// Pass 1's record of one rank's channels, by channel: its program (-1: the channel has no ops) and
+// the phase of each step of it, which the rank's gates are resolved against.
 struct RankChannels {
   std::vector<int> programOf;
   std::vector<std::vector<int>> stepPhase;
