@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <thread>
 
 namespace cclab {
@@ -27,6 +28,18 @@ TEST(BoundedPoll, ReadyBeforeAPassedDeadlineIsChecked) {
   const auto r = boundedPoll([&] { return ++polls >= 1; }, kNever, Clock::now() - std::chrono::seconds(1), PollBackoff{});
   EXPECT_EQ(r, WaitResult::Ready);
   EXPECT_EQ(polls, 1);
+}
+
+TEST(BoundedPoll, ReadyWhenAnotherThreadSetsWhatItPolls) {
+  std::atomic<bool> flag{false};
+  std::thread setter([&] {
+    std::this_thread::sleep_for(milliseconds(20));
+    flag.store(true, std::memory_order_release);
+  });
+  const auto r = boundedPoll([&] { return flag.load(std::memory_order_acquire); }, kNever, Clock::now() + std::chrono::seconds(30),
+                             PollBackoff{.spin = std::chrono::microseconds(50)});
+  setter.join();
+  EXPECT_EQ(r, WaitResult::Ready);
 }
 
 TEST(BoundedPoll, TimesOutAtTheDeadlineNotBefore) {
