@@ -35,7 +35,7 @@ namespace cclab {
 // When a polling wait moves from one phase to the next, as times since it began (or since the last
 // progress). The defaults: yield for ever, never sleep.
 struct PollBackoff {
-  std::chrono::nanoseconds spin{0};                                   // busy before this
+  std::chrono::nanoseconds spin{0};                                       // busy before this
   std::chrono::nanoseconds yieldUntil = std::chrono::nanoseconds::max();  // then yield before this
   std::chrono::nanoseconds sleep{0};  // then sleep this long between polls (zero: keep yielding)
 
@@ -49,9 +49,9 @@ struct PollBackoff {
   }
 };
 
-// Calls poll() until it returns true (Ready), aborted() holds (Aborted; checked after every poll that
-// failed), or `deadline` passes on the PauseClock (TimedOut; never before, and the last poll comes
-// after the last check of the abort). Between polls it backs off by `backoff`.
+// Calls poll() until it returns true (Ready), aborted() holds (Aborted), or `deadline` passes on the
+// PauseClock (TimedOut, never before). Each round: poll, then the abort, then the deadline, so a poll
+// that holds wins over a passed deadline and an abort over both; then it backs off by `backoff`.
 template <class Poll, class Aborted>
 WaitResult boundedPoll(Poll&& poll, Aborted&& aborted, std::chrono::steady_clock::time_point deadline, const PollBackoff& backoff) {
   const auto start = std::chrono::steady_clock::now();
@@ -68,7 +68,7 @@ WaitResult boundedPoll(Poll&& poll, Aborted&& aborted, std::chrono::steady_clock
 // The policy of a loop that polls many things per round: the loop calls progress() after a round that
 // moved something and idle() after one that moved nothing. idle() backs off by the time since the last
 // progress and says false once `timeout` has passed without progress (the loop then reports its
-// timeout). The time counts on a PauseClock from construction or the last progress()/restart.
+// timeout). The time counts on a PauseClock, from construction or the last progress().
 class IdlePoll {
  public:
   using Clock = std::chrono::steady_clock;
@@ -86,8 +86,6 @@ class IdlePoll {
     backoff_.pause(elapsed);
     return true;
   }
-
-  [[nodiscard]] std::chrono::nanoseconds timeout() const { return timeout_; }
 
  private:
   PollBackoff backoff_;
