@@ -223,6 +223,8 @@ void ShmNode::waitReady(const SharedWord& word, const std::function<bool(std::ui
     if (now < livenessAt) continue;
     livenessAt = now + kLivenessCheck;
     if (!alive(peer)) {
+      // A peer that aborted the job before it ended is not lost: the abort line names whom it blamed.
+      if (control().abort.value.load(std::memory_order_acquire) != 0) break;
       fail({peer});
       throw TimeoutError(head(site) + " lost rank " + std::to_string(globalOf(peer)) + ": its process (pid " +
                          std::to_string(info(peer).pid.load()) + ") died" + tail(site, peer, what));
