@@ -104,6 +104,8 @@ class ShmExecutor {
   class RankRun;
   class LlRun;
 
+  // The node's sizes as the LL path reads them (llFits, runLl), and the LL rings it asks the node for
+  // (declared before node_, which is built with them).
   int nranks_;    // ranks on this node
   int jobRanks_;
   std::int64_t llRingLines_ = 0;    // 0: no LL rings on this node
