@@ -100,13 +100,6 @@ std::string rankList(std::span<const int> ranks) {
   return out;
 }
 
-std::string namedRanks(std::span<const int> ranks) {
-  std::string text = ranks.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < ranks.size() && i < kNamedRanks; ++i) text += (i ? ", " : "") + std::to_string(ranks[i]);
-  if (ranks.size() > kNamedRanks) text += " and " + std::to_string(ranks.size() - kNamedRanks) + " more";
-  return text;
-}
-
 JobVerdict judge(std::span<const JobProposal> ranks) {
   if (ranks.empty()) return {};
   for (std::size_t r = 0; r < ranks.size(); ++r)

@@ -7,7 +7,6 @@
 // carries the proposals between processes.
 #pragma once
 
-#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -52,10 +51,6 @@ struct JobVerdict {
 
 // "0", "0-3", "0-2,5": a sorted list of ranks, consecutive runs joined.
 [[nodiscard]] std::string rankList(std::span<const int> ranks);
-// "rank 2", "ranks 1, 3", "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 5 more": ranks as a timeout's one line
-// names them, in the given order, at most kNamedRanks of them.
-inline constexpr std::size_t kNamedRanks = 8;
-[[nodiscard]] std::string namedRanks(std::span<const int> ranks);
 
 // The wire format: a proposal as bytes and back (parse throws InvalidArgument on a malformed text).
 [[nodiscard]] std::string serialize(const JobProposal& p);

@@ -10,17 +10,13 @@
 #include <string>
 #include <vector>
 
-#include "collectives/conventions/job_agreement.h"
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/pause_clock.h"
-#include "collectives/host/abort_state.h"
 #include "collectives/proc/stale_sweep.h"
 
 namespace cclab::proc {
 namespace {
-
-using conventions::namedRanks;
-using host::milliseconds;
 
 // Whether `pid` is stopped (SIGSTOP, a debugger): state T or t in /proc/<pid>/stat.
 bool processStopped(pid_t pid) {
@@ -236,14 +232,14 @@ void ShmNode::waitReady(const SharedWord& word, const std::function<bool(std::ui
     const std::vector<int> late = lateRanks(site.call);
     if (!late.empty()) {
       fail(late);
-      throw TimeoutError(head(site) + " lost " + namedRanks(globalOf(late)) + ": timed out after " + milliseconds(timeout) +
+      throw TimeoutError(head(site) + " lost " + namedRanks(globalOf(late)) + ": timed out after " + millisecondsText(timeout) +
                          tail(site, peer, what) + " (never arrived)");
     }
     const Culprit c = culprit(peer);
     const int local = localOf(c.global);
     fail(local >= 0 ? std::vector<int>{local} : std::vector<int>{});
     throw TimeoutError(head(site) + " lost rank " + std::to_string(c.global) + ": timed out after " +
-                       milliseconds(graced ? timeout + remoteGrace(timeout) : timeout) + tail(site, peer, what) +
+                       millisecondsText(graced ? timeout + remoteGrace(timeout) : timeout) + tail(site, peer, what) +
                        (c.global == globalOf(peer) ? "" : c.offNode ? " (which waits for it on another node)" : " (which waits for it)"));
   }
   const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
@@ -276,7 +272,7 @@ void ShmNode::remoteFailure(const WaitSite& site, RemoteLinks::Wait r, int globa
   if (r == RemoteLinks::Wait::TimedOut) {
     fail({});  // this node's ranks stop too
     throw TimeoutError(head(site) + " lost rank " + std::to_string(globalPeer) + ": timed out after " +
-                       milliseconds(timeout + remoteGrace(timeout)) + where + " (on another node)");
+                       millisecondsText(timeout + remoteGrace(timeout)) + where + " (on another node)");
   }
   const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
   throw TimeoutError(head(site) + " stopped: stopped by rank " + std::to_string(globalOf(static_cast<int>(code) - 1)) + where);

@@ -101,13 +101,5 @@ TEST(JobAgreement, ProposalsRoundTripAndMalformedOnesAreRefused) {
   EXPECT_EQ(rankList(std::vector<int>{0, 1, 2, 5, 7, 8}), "0-2,5,7-8");
 }
 
-TEST(JobAgreement, NamedRanksNameAtMostEightInTheirOrder) {
-  EXPECT_EQ(namedRanks(std::vector<int>{2}), "rank 2");
-  EXPECT_EQ(namedRanks(std::vector<int>{3, 1}), "ranks 3, 1");
-  EXPECT_EQ(namedRanks(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7}), "ranks 0, 1, 2, 3, 4, 5, 6, 7");
-  EXPECT_EQ(namedRanks(std::vector<int>{0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12}),
-            "ranks 0, 1, 2, 3, 4, 5, 6, 7 and 5 more");
-}
-
 }  // namespace
 }  // namespace cclab::conventions
