@@ -1,7 +1,8 @@
 // ShmExecutor: the host executor's single-copy channels with offsets instead of pointers, over shared
 // segments, and cross-process waits; a transport of the executor core (plan::PlanRunner). The node
 // layer under it (segments, joining, liveness, abort, the blame of a failed wait) is ShmNode's
-// (shm_node.h); this file is the slot transport (RankRun) and run().
+// (shm_node.h); this file builds the executor over its node and holds the slot transport (RankRun)
+// and run().
 // A plan of several channels runs them one after the other (SliceCursor over plan::sequentialOps: as
 // listed, channel by channel, or phase by phase when the plan has phase deps, which that order honours)
 // over one connection per ordered pair: every rank walks the same order, so the k-th message on a pair
