@@ -16,7 +16,7 @@
 // stage t when both lanes have ended stage t-1, so
 //   T = Σ_{t=0}^{B+1} max(node_t, net_t),  node_t = [t<B]·RS + [t>=2]·AG,  net_t = [1<=t<=B]·AR,
 // i.e. fill (RS of block 0) + B stages of the slower lane's work + drain (AG of block B-1); B = 1 is
-// the three phases one after the other (RS + AR + AG, the plan before 2026-12-03's lanes).
+// the three phases one after the other (RS + AR + AG, as a plan without the pipelined lanes runs them).
 // Derivation of each term: in each group every rank runs the same steps on its own shard or piece at
 // the same time (the plan is symmetric under n·g + l -> n·g + l+1 and under n -> n+1), so every rank
 // is in lockstep with its ring neighbours; a step's receive completes one latency plus one slice's

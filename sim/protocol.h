@@ -3,7 +3,7 @@
 // of each algorithm x protocol for the whole call and runs the fastest. Here too: `auto` predicts the
 // call under each protocol (replay: the schedule replayed once per protocol; analytic: the closed form
 // with each protocol's α and β) and takes the faster, ties to Simple. A per-message choice (each
-// message by what delivers it sooner on an idle route, the rule before 2026-12-03) is blind to
+// message by what delivers it sooner on an idle route) is blind to
 // messages sharing a link: 8 channels' LL messages on one NIC hold it twice as long as Simple's.
 #pragma once
 

@@ -1,15 +1,13 @@
 #include "collectives/gpu_proc/gpu_proc_executor.h"
 
-#include <sched.h>
 #include <unistd.h>
 
 #include <set>
 #include <stdexcept>
 #include <string>
-#include <thread>
 
 #include "collectives/core/errors.h"
-#include "collectives/core/pause_clock.h"
+#include "collectives/core/poll_wait.h"
 #include "collectives/plan/plan.h"
 #include "collectives/proc/shared_wait.h"
 #include "collectives/proc/stale_sweep.h"
@@ -17,13 +15,13 @@
 namespace cclab::mpi {
 namespace {
 
-using Clock = std::chrono::steady_clock;
 using cuda::StepRef;
 
 constexpr std::size_t kWordsPerRank = plan::kMaxChannels;
-constexpr auto kSpinFor = std::chrono::microseconds(50);  // busy polling before yielding (docs/proc.md's spin)
-constexpr auto kYieldFor = std::chrono::milliseconds(2);  // then yield; then short sleeps
-constexpr auto kIdleSleep = std::chrono::microseconds(20);
+// After the last progress: busy polling for 50 µs (docs/proc.md's spin), then yielding until 2 ms, then
+// sleeping 20 µs between polls (collectives/core/poll_wait.h).
+constexpr PollBackoff kIdleBackoff{.spin = std::chrono::microseconds(50), .yieldUntil = std::chrono::milliseconds(2),
+                                   .sleep = std::chrono::microseconds(20)};
 
 std::uint32_t progressTarget(std::uint32_t base, std::int32_t step) {
   return base + static_cast<std::uint32_t>(step == StepRef::kStart ? 1 : step + 2);
@@ -250,19 +248,11 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
     }
   }
   for (const Cursor& cur : cursors) afterStep(cur.program, StepRef::kStart);
-  PauseClock clock;  // the timeout counts only time this process ran (pause_clock.h)
-  auto lastProgress = clock.now();
+  IdlePoll idlePoll(kIdleBackoff, c.timeout);  // the timeout counts only time this process ran
   auto idle = [&](const std::string& what) {
     pumpSends();
-    const auto now = clock.now();
     if (abortWord.value.load(std::memory_order_acquire) != 0) fail("aborted by a peer while waiting for " + what);
-    if (now - lastProgress > c.timeout)
-      fail("timed out after " + std::to_string(c.timeout.count()) + " ms waiting for " + what);
-    if (now - lastProgress < kSpinFor) return;
-    if (now - lastProgress < kYieldFor)
-      sched_yield();
-    else
-      std::this_thread::sleep_for(kIdleSleep);
+    if (!idlePoll.idle()) fail("timed out after " + std::to_string(c.timeout.count()) + " ms waiting for " + what);
   };
   for (;;) {
     bool progress = false, finished = true;
@@ -295,17 +285,17 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
     }
     if (finished) break;
     if (progress) {
-      lastProgress = clock.now();
+      idlePoll.progress();
       pumpSends();
     } else {
       idle(blockedOn + " at " + std::to_string(cursors.size()) + " programs");
     }
   }
-  lastProgress = clock.now();
+  idlePoll.progress();
   for (const Cursor& cur : cursors)  // final waits: readers of this process's last sends on the node
     for (const StepRef& w : lp.programs[static_cast<std::size_t>(cur.program)].finalWaits)
       while (!done(w)) idle(blockedOn + " to read its last sends");
-  lastProgress = clock.now();
+  idlePoll.progress();
   while (!pumpSends()) idle("its staged sends to be received (" + std::to_string(sends.size()) + " of " + std::to_string(outgoing) + ")");
   for (const cuda::RankProgram& prog : lp.programs) baseOf(prog.rank, prog.channel) += static_cast<std::uint32_t>(prog.steps.size()) + 1;
 }

@@ -1,4 +1,4 @@
-// The CUDA IPC handle exchange of the multi-process CUDA backend (issue 12, "GPUs in processes").
+// The CUDA IPC handle exchange of the multi-process CUDA backend ("GPUs in processes").
 //
 // Every process of a node describes what it exports — per rank it drives, the IPC handles of the
 // device memory peers must read (cudaIpcGetMemHandle: the handle names an allocation, so a region is

@@ -1,4 +1,4 @@
-// Rank -> (process, node, device) for the CUDA backend under mpirun (issue 12, "GPUs in processes").
+// Rank -> (process, node, device) for the CUDA backend under mpirun ("GPUs in processes").
 //
 // P processes, each driving K consecutive ranks (global rank = process * K + k), each process on one
 // GPU: the device of a process is its position among the processes of its node modulo the devices it

@@ -49,7 +49,7 @@ StagingPlan planStaging(const LoweredPlan& lp, std::span<const int> nodeOf, std:
     m.reader = ref;
     m.src = s.src;
     m.bytes = static_cast<std::uint64_t>(s.count()) * elemSize;
-    // The data-ready wait: on the sender's program of the same channel (lowering.cc, pass 2).
+    // The data-ready wait: on the sender's program of the same channel (lowering_pairing.cc, pass 2).
     bool found = false;
     for (const StepRef& w : s.waits) {
       const RankProgram& wp = lp.programs[static_cast<std::size_t>(w.program)];

@@ -1,4 +1,4 @@
-// The staging plan of the multi-process CUDA backend (issue 12, "GPUs in processes"): which slices of
+// The staging plan of the multi-process CUDA backend ("GPUs in processes"): which slices of
 // a lowered plan (lowering.h) cross between nodes, and where each lies in pinned host memory.
 //
 // Within a node a receiving step reads the sender's device memory (peer access, or an IPC mapping

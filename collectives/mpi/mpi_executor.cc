@@ -1,7 +1,5 @@
 #include "collectives/mpi/mpi_executor.h"
 
-#include <sched.h>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
@@ -10,14 +8,12 @@
 #include <vector>
 
 #include "collectives/core/errors.h"
-#include "collectives/core/pause_clock.h"
+#include "collectives/core/poll_wait.h"
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/plan/plan_runner.h"
 
 namespace cclab::mpi {
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 std::string where(const plan::Plan& p) {
   return "proc " + std::string(plan::name(p.collective)) + "/" + std::string(plan::name(p.algorithm));
@@ -35,7 +31,7 @@ class RankRun {
   using Lane = plan::RunnerLane<LaneData>;
 
   RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o)
-      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world) {}
+      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world), idle_({.spin = o.spin}, o.timeout) {}
 
   void execute(plan::RunnerState<LaneData>& state) {
     plan::PlanRunner<RankRun>(*this, state, plan_, rank_, {o_.elemSize, o_.reduce, o_.sliceElems, true}).run();
@@ -93,22 +89,21 @@ class RankRun {
     return !sends_.inFlight(nullptr, SIZE_MAX, peer) || block(lane, peer, "its last sends to be received");
   }
 
-  // Polls: busy for `spin` after the last progress, then yielding the core; no progress for `timeout`
-  // throws naming the ranks waited for.
+  // Polls (collectives/core/poll_wait.h): busy for `spin` after the last progress, then yielding the
+  // core (oversubscribed cores: let the peer run); no progress for `timeout` throws naming the ranks
+  // waited for.
   void waitForLanes(std::span<Lane>, Lane&, int, bool moved) {
-    const auto now = clock_.now();
     if (sends_.prune() || moved) {
-      lastProgress_ = now;
+      idle_.progress();
       return;
     }
-    if (now - lastProgress_ > o_.timeout) {
+    if (!idle_.idle()) {
       std::string peers;
       for (int q : waitingFor_) peers += (peers.empty() ? "" : ", ") + std::to_string(q);
       throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " timed out after " +
                          std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(o_.timeout).count()) +
                          " ms waiting for " + what_ + (peers.empty() ? "" : " from rank " + peers));
     }
-    if (now - lastProgress_ > o_.spin) sched_yield();  // oversubscribed cores: let the peer run
   }
 
  private:
@@ -129,8 +124,7 @@ class RankRun {
   MpiLinks sends_;  // the sends in flight
   std::vector<int> waitingFor_;
   const char* what_ = "data";
-  PauseClock clock_;  // the timeout counts only time this rank ran (pause_clock.h)
-  Clock::time_point lastProgress_ = clock_.now();
+  IdlePoll idle_;  // the timeout counts from the last progress, only time this rank ran
 };
 
 }  // namespace

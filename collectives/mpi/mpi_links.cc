@@ -1,17 +1,21 @@
 #include "collectives/mpi/mpi_links.h"
 
-#include <sched.h>
-
 #include <cstdint>
 #include <string>
 
-#include "collectives/core/pause_clock.h"
+#include "collectives/core/poll_wait.h"
 
 namespace cclab::mpi {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-constexpr auto kSpin = std::chrono::microseconds(50);  // then yield the core between polls
+// Busy polling for 50 µs, then yielding the core between polls (collectives/core/poll_wait.h).
+constexpr PollBackoff kBackoff{.spin = std::chrono::microseconds(50)};
+
+proc::RemoteLinks::Wait asLinkWait(WaitResult r) {
+  using Wait = proc::RemoteLinks::Wait;
+  return r == WaitResult::Ready ? Wait::Ready : r == WaitResult::TimedOut ? Wait::TimedOut : Wait::Stopped;
+}
 
 }  // namespace
 
@@ -55,21 +59,17 @@ proc::RemoteLinks::Wait MpiLinks::receive(int peer, int channel, std::byte* dst,
     const auto lock = lockMpi();
     check(MPI_Irecv(dst, messageBytes(bytes), MPI_BYTE, peer / k_, tag(channel, peer % k_, local_), world_.comm(), &req), "MPI_Irecv");
   }
-  const auto start = Clock::now();
-  PauseClock clock(start);  // the deadline counts only time this rank ran (pause_clock.h)
-  for (;;) {
+  auto received = [&] {
     int flag = 0;
     {
       const auto lock = lockMpi();
       check(MPI_Test(&req, &flag, MPI_STATUS_IGNORE), "MPI_Test (receive)");
     }
-    if (flag) return Wait::Ready;
+    if (flag) return true;
     prune();  // keep this rank's own sends moving while it waits
-    const auto now = clock.now();
-    if (stop()) return Wait::Stopped;
-    if (now >= deadline) return Wait::TimedOut;
-    if (now - start > kSpin) sched_yield();
-  }
+    return false;
+  };
+  return asLinkWait(boundedPoll(received, stop, deadline, kBackoff));
 }
 
 bool MpiLinks::inFlight(const std::byte* begin, std::size_t bytes, int& peer) const {
@@ -83,16 +83,11 @@ bool MpiLinks::inFlight(const std::byte* begin, std::size_t bytes, int& peer) co
 
 proc::RemoteLinks::Wait MpiLinks::sent(const std::byte* begin, std::size_t bytes, Clock::time_point deadline,
                                        const std::function<bool()>& stop, int& peer) {
-  const auto start = Clock::now();
-  PauseClock clock(start);
-  for (;;) {
+  auto done = [&] {
     prune();
-    if (!inFlight(begin, bytes, peer)) return Wait::Ready;
-    const auto now = clock.now();
-    if (stop()) return Wait::Stopped;
-    if (now >= deadline) return Wait::TimedOut;
-    if (now - start > kSpin) sched_yield();
-  }
+    return !inFlight(begin, bytes, peer);
+  };
+  return asLinkWait(boundedPoll(done, stop, deadline, kBackoff));
 }
 
 }  // namespace cclab::mpi

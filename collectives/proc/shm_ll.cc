@@ -9,8 +9,8 @@
 // message on a pair is still the one the plan pairs it with). ReduceAll folds every rank's message in rank order, so every rank
 // gets the same bits. Flow control is LlLink's (collectives/core/ll_ring.h).
 //
-// Waits are the slot path's (ShmExecutor::waitReady: spin, yield, then a shared futex; bounded, with
-// liveness checks and the job's abort word). A reader that sleeps sleeps on the pair's `bell`, a
+// Waits are the slot path's (ShmNode::waitReady, shm_node.h: spin, yield, then a shared futex; bounded,
+// with liveness checks and the job's abort word). A reader that sleeps sleeps on the pair's `bell`, a
 // sender on its `acked`; whoever makes them ready wakes them: a rank fences, then checks the sleeper
 // counts of the words it made ready, before it waits itself and at the end of the call.
 #include <cstring>
@@ -34,12 +34,12 @@ class ShmExecutor::LlRun : public host::LlTransport<LlRun, SharedWord> {
  public:
   static constexpr bool kWaits = true;
   LlRun(ShmExecutor& ex, const plan::Plan& plan, const LocalBuffers& mem, const ShmRunOptions& o, std::uint32_t call)
-      : LlTransport(ex.llSent_, ex.llRead_, ex.llIncoming_, ex.nranks_, ex.rank_), ex_(ex), plan_(plan), mem_(mem), o_(o),
+      : LlTransport(ex.llSent_, ex.llRead_, ex.llIncoming_, ex.nranks_, ex.node_.rank()), ex_(ex), plan_(plan), mem_(mem), o_(o),
         call_(call) {}
 
   // The ops in the rank's op order (whole ops, plan_runner.h), this class the transport.
   void execute() {
-    plan::PlanRunner<LlRun>(*this, ex_.llRunner_, plan_, ex_.rank_, {o_.elemSize, o_.reduce, 0, false}).run();
+    plan::PlanRunner<LlRun>(*this, ex_.llRunner_, plan_, ex_.node_.rank(), {o_.elemSize, o_.reduce, 0, false}).run();
     flushWakes();
   }
 
@@ -50,17 +50,17 @@ class ShmExecutor::LlRun : public host::LlTransport<LlRun, SharedWord> {
   Link& to(const plan::Op& op) { return ex_.llTo_[static_cast<std::size_t>(op.peer)]; }
   Link& from(const plan::Op&, int peer) { return ex_.llFrom_[static_cast<std::size_t>(peer)]; }
   void receiving(Link&, std::size_t) {}
-  [[nodiscard]] std::string where() const { return ex_.head(site()); }
-  // The slot path's wait (ShmExecutor::waitReady), after LlTransport's clock-free checks.
+  [[nodiscard]] std::string where() const { return ex_.node_.head(site()); }
+  // The slot path's wait (ShmNode::waitReady), after LlTransport's clock-free checks.
   template <class Ready>
   bool await(Ready& ready, const SharedWord& word, int peer, const char* what) {
     if (readyBeforeClock(ready, o_.spin.count() > 0)) return true;
-    ex_.waitReady(word, [&ready](std::uint32_t) { return ready(); }, peer, what, site(), o_.timeout, o_.spin);
+    ex_.node_.waitReady(word, [&ready](std::uint32_t) { return ready(); }, peer, what, site(), o_.timeout, o_.spin);
     return true;
   }
 
  private:
-  [[nodiscard]] WaitSite site() const { return {&plan_, opIndex_, call_}; }
+  [[nodiscard]] ShmNode::WaitSite site() const { return {&plan_, opIndex_, call_}; }
 
   ShmExecutor& ex_;
   const plan::Plan& plan_;
@@ -75,8 +75,8 @@ void ShmExecutor::runLl(const plan::Plan& plan, const LocalBuffers& buffers, con
     throw InvalidArgument("proc: no LL path on this node (" + std::to_string(nranks_) + " of " + std::to_string(jobRanks_) + " ranks)");
   if (plan::reduces(plan.collective) && options.reduce == nullptr)
     throw InvalidArgument("proc: a reducing plan needs a reduce function");
-  throwIfAborted(plan);
-  LlRun(*this, plan, buffers, options, arrive()).execute();
+  node_.throwIfAborted(plan);
+  LlRun(*this, plan, buffers, options, node_.arrive()).execute();
 }
 
 }  // namespace cclab::proc

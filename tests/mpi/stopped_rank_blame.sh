@@ -1,7 +1,7 @@
 #!/bin/bash
 # A rank stopped (SIGSTOP) in the middle of a hierarchical allreduce across 2 emulated nodes is the rank
 # the first blame line names, and no rank blames itself: the ranks waiting for a rank that waits for the
-# stopped one follow the chain of waits (shm_executor.cc), and a wait across nodes reports only after
+# stopped one follow the chain of waits (shm_node.cc), and a wait across nodes reports only after
 # the node that sees the stopped rank did. (While mpirun ends the job, a rank on the other node whose
 # own wait runs out may still name the rank it waited for there.) Stops rank VICTIM in ROUNDS jobs
 # (where it stops in the plan differs from job to job).

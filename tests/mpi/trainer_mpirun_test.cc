@@ -1,4 +1,4 @@
-// cclab-train under mpirun (issue 12 item 6): one worker per process through the proc backend. Each
+// cclab-train under mpirun: one worker per process through the proc backend. Each
 // test starts the real binary: the thread backend's run and the mpirun run of the same global batch
 // must end on the same weights (float tolerance), rank 0 alone prints the summary and writes -J, and
 // that report holds every rank's figures. Not an MPI job itself: it launches mpirun (bounded by

@@ -61,7 +61,7 @@ int runCall(ShmExecutor& ex, const Case& c, std::uint64_t seed, std::chrono::nan
   o.reduce = hostReduceFn(c.type, c.op);
   o.sliceElems = c.slice;
   o.timeout = timeout;
-  o.spin = std::chrono::microseconds(0);  // more processes than the 2 cores here
+  o.spin = std::chrono::microseconds(0);  // processes may outnumber the cores
   ex.run(p, layout, o);
   std::vector<std::byte> expected(static_cast<std::size_t>(c.count) * o.elemSize);
   fillExpectedReduce(spec, 0, static_cast<std::size_t>(c.count), expected.data());

@@ -51,7 +51,7 @@ int runRank(const std::string& job, int rank, const LlCase& c) {
   o.elemSize = elem;
   o.reduce = hostReduceFn(c.type, c.op);
   o.timeout = std::chrono::seconds(20);
-  o.spin = std::chrono::microseconds(0);  // more processes than the 2 cores here
+  o.spin = std::chrono::microseconds(0);  // processes may outnumber the cores
   std::vector<std::byte> input, llOut, scratch, expected;
   for (int call = 0; call < kCalls; ++call) {
     std::int64_t count = static_cast<std::int64_t>(rng() % static_cast<std::uint64_t>(maxCount)) + 1;
