@@ -3,17 +3,10 @@
 #include <algorithm>
 #include <vector>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::host {
-namespace {
-
-// "30000 ms".
-std::string milliseconds(std::chrono::nanoseconds d) {
-  return std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(d).count()) + " ms";
-}
-
-}  // namespace
 
 ExecutorBase::ExecutorBase(int nranks, bool ll) : nranks_(nranks), arrivals_(std::max(nranks, 1)), ll_(ll) {
   if (nranks < 1) throw InvalidArgument(std::string(ll ? "LlExecutor" : "HostExecutor") + ": nranks must be >= 1");
@@ -42,8 +35,8 @@ void ExecutorBase::delayStart(int rank, const plan::Plan& plan, const RunOptions
       cpuRelax();
   }
   if (options.startDelay > options.timeout) {
-    const std::string msg = who + " timed out after " + milliseconds(options.timeout) + " in its start delay of " +
-                            milliseconds(options.startDelay) + " (straggler)";
+    const std::string msg = who + " timed out after " + millisecondsText(options.timeout) + " in its start delay of " +
+                            millisecondsText(options.startDelay) + " (straggler)";
     fail(msg);
     throw TimeoutError(msg);
   }
@@ -86,12 +79,8 @@ void ExecutorBase::waitFailed(WaitResult r, const plan::Plan& plan, int rank, st
   std::vector<int> late;  // the ranks that never started the call, named first as the likely cause
   for (int q = 0; q < nranks_; ++q)
     if (!reached(started(q), call)) late.push_back(q);
-  constexpr std::size_t kMaxNamed = 8;  // a message stays one readable line
-  std::string cause = late.size() == 1 ? "rank " : "ranks ";
-  for (std::size_t i = 0; i < late.size() && i < kMaxNamed; ++i) cause += (i ? ", " : "") + std::to_string(late[i]);
-  if (late.size() > kMaxNamed) cause += " and " + std::to_string(late.size() - kMaxNamed) + " more";
-  const std::string msg = where(plan) + ": " + (late.empty() ? "" : cause + " never arrived; ") + "rank " + std::to_string(rank) +
-                          " timed out after " + milliseconds(timeout) + at + " waiting for " + waitingFor;
+  const std::string msg = where(plan) + ": " + (late.empty() ? "" : namedRanks(late) + " never arrived; ") + "rank " +
+                          std::to_string(rank) + " timed out after " + millisecondsText(timeout) + at + " waiting for " + waitingFor;
   fail(msg);
   throw TimeoutError(msg);
 }
