@@ -81,7 +81,9 @@ class ExecutorBase {
   [[nodiscard]] std::string reason() const;
 
   const bool ll_;
-  std::atomic<bool> aborted_{false};
+  // Polled by every wait of every rank: a 128-byte block (CPUs fetch lines in pairs) that nothing
+  // written in a call shares (the arrival log's fold line lies just before).
+  alignas(128) std::atomic<bool> aborted_{false};
   WaitWord abortWord_;  // 1 once aborted: start delays sleep on it
   mutable std::mutex mutex_;
   std::string reason_;
