@@ -39,7 +39,7 @@
 
 #include "collectives/call/vocabulary.h"
 #include "collectives/core/dtype.h"
-#include "collectives/host/abort_state.h"
+#include "collectives/host/executor_base.h"
 #include "collectives/host/arrival_log.h"
 #include "collectives/host/rank_memory.h"
 #include "collectives/host/wait.h"

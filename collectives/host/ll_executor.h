@@ -28,7 +28,7 @@
 #include <utility>
 #include <vector>
 
-#include "collectives/host/abort_state.h"
+#include "collectives/host/executor_base.h"
 #include "collectives/host/arrival_log.h"
 #include "collectives/host/host_executor.h"
 #include "collectives/host/ll_lines.h"

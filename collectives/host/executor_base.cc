@@ -1,4 +1,4 @@
-#include "collectives/host/abort_state.h"
+#include "collectives/host/executor_base.h"
 
 #include <algorithm>
 #include <vector>
