@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/poll_wait.h"
 #include "collectives/plan/plan.h"
@@ -252,7 +253,7 @@ void GpuProcExecutor::run(const GpuProcCall& c) {
   auto idle = [&](const std::string& what) {
     pumpSends();
     if (abortWord.value.load(std::memory_order_acquire) != 0) fail("aborted by a peer while waiting for " + what);
-    if (!idlePoll.idle()) fail("timed out after " + std::to_string(c.timeout.count()) + " ms waiting for " + what);
+    if (!idlePoll.idle()) fail("timed out after " + millisecondsText(c.timeout) + " waiting for " + what);
   };
   for (;;) {
     bool progress = false, finished = true;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/poll_wait.h"
 #include "collectives/mpi/mpi_links.h"
@@ -100,9 +101,8 @@ class RankRun {
     if (!idle_.idle()) {
       std::string peers;
       for (int q : waitingFor_) peers += (peers.empty() ? "" : ", ") + std::to_string(q);
-      throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " timed out after " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(o_.timeout).count()) +
-                         " ms waiting for " + what_ + (peers.empty() ? "" : " from rank " + peers));
+      throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " timed out after " + millisecondsText(o_.timeout) +
+                         " waiting for " + what_ + (peers.empty() ? "" : " from rank " + peers));
     }
   }
 

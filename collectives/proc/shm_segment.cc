@@ -15,6 +15,7 @@
 #include <thread>
 #include <utility>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 #include "collectives/proc/cleanup_registry.h"
 #include "collectives/proc/stale_sweep.h"
@@ -146,8 +147,7 @@ ShmSegment ShmSegment::attach(const std::string& name, std::chrono::nanoseconds 
       }
     }
     if (Clock::now() >= deadline)
-      throw TimeoutError("proc: shared segment '" + name + "' did not appear within " +
-                         std::to_string(std::chrono::duration_cast<std::chrono::milliseconds>(timeout).count()) + " ms");
+      throw TimeoutError("proc: shared segment '" + name + "' did not appear within " + millisecondsText(timeout));
     std::this_thread::sleep_for(pause);
     pause = std::min<std::chrono::microseconds>(pause * 2, std::chrono::milliseconds(5));
   }
