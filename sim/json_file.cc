@@ -1,34 +1,21 @@
-// readJsonFile: the refusals of json_file.h, then nlohmann's parser.
+// readJsonFile: the one opener's refusals (input_file.h), then the strict parser.
 #include "sim/json_file.h"
 
-#include <filesystem>
-#include <fstream>
-
-#include "collectives/conventions/strict_json.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
+#include "collectives/core/strict_json.h"
 
 namespace cclab::sim {
 
 nlohmann::json readJsonFile(const std::string& path, const std::string& what) {
-  const std::string where = what + " file '" + path + "': ";
-  std::error_code ec;
-  const auto status = std::filesystem::status(path, ec);
-  if (ec || !std::filesystem::exists(status)) throw InvalidArgument(where + "cannot open it (no such file)");
-  if (std::filesystem::is_directory(status)) throw InvalidArgument(where + "is a directory");
-  if (!std::filesystem::is_regular_file(status)) throw InvalidArgument(where + "is not a regular file");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (ec) throw InvalidArgument(where + "cannot read its size: " + ec.message());
-  if (size > kMaxInputFileBytes)
-    throw InvalidArgument(where + "is " + std::to_string(size) + " bytes, more than an input file can be (" +
-                          std::to_string(kMaxInputFileBytes) + ")");
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument(where + "cannot open it");
+  const std::string where = what + " file '" + path + "'";
+  const std::string text = readInputFile(path, where);
   try {
-    return conventions::parseStrictJson(in);
+    return parseStrictJson(std::string_view(text));
   } catch (const nlohmann::json::out_of_range& e) {  // e.g. 1e400: "number overflow parsing '1e400'"
-    throw InvalidArgument(where + "a number is out of range: " + e.what());
+    throw InvalidArgument(where + ": a number is out of range: " + e.what());
   } catch (const nlohmann::json::exception& e) {
-    throw InvalidArgument(where + "not valid JSON: " + e.what());
+    throw InvalidArgument(where + ": not valid JSON: " + e.what());
   }
 }
 

@@ -21,6 +21,7 @@
 
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
 #include "sim/algorithms.h"
 #include "sim/plan_command.h"
 #include "sim/nccl_compare.h"
@@ -415,13 +416,12 @@ struct CalibrateCmd {
 // A measured input: a *_perf -J file, or a nccl-tests text log (each run one Measurement; NCCL's
 // algorithm is not in the log: the ring is assumed).
 std::vector<Measurement> loadMeasurements(const std::string& path, const std::string& collective) {
-  std::ifstream in(path);
-  char first = 0;
-  while (in.get(first) && std::isspace(static_cast<unsigned char>(first))) {}
-  if (!in || first == '{') return {loadMeasurement(path)};
+  const std::string text = readInputFile(path, "measured file '" + path + "'");  // refused as every input is
+  const auto first = text.find_first_not_of(" \t\r\n");
+  if (first != std::string::npos && text[first] == '{') return {loadMeasurement(path)};
   std::optional<Collective> chosen;
   if (!collective.empty()) chosen = plan::parseCollective(collective);
-  const NcclTestsLog log = loadNcclTestsLog(path, chosen);
+  const NcclTestsLog log = parseNcclTestsLog(text, path, chosen);
   for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
   std::vector<Measurement> out;
   for (const auto& run : log.runs) out.push_back(toMeasurement(run, Algorithm::Ring));
@@ -551,9 +551,10 @@ int runCompare(const CompareCmd& cmd) {
   std::vector<NcclTestsLog> logs;
   for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen));
   std::vector<CompareRow> all;
-  int skipped = 0;
+  int skipped = 0, dropped = 0;
   for (const auto& log : logs) {
     skipped += log.skippedRows;
+    dropped += log.droppedCells;
     for (const auto& w : log.warnings) std::cerr << "cclab-sim: warning: " << w << "\n";
     for (const auto& run : log.runs) {
       const Topology& topo = topoFor(run.nranks);
@@ -576,6 +577,8 @@ int runCompare(const CompareCmd& cmd) {
                              "predicted/measured x{:.3f} (geometric mean)\n",
                              plan::name(s.collective), s.rows, 1 + s.geomeanAbsError, s.geomeanRatio);
   if (skipped > 0) std::cout << fmt::format("# {} line(s) that looked like table rows were skipped (warnings on stderr)\n", skipped);
+  if (dropped > 0)
+    std::cout << fmt::format("# {} time column(s) did not read and were dropped; their rows kept the other (warnings on stderr)\n", dropped);
   if (!cmd.json.empty()) {
     nlohmann::json rows = nlohmann::json::array(), sums = nlohmann::json::array();
     for (const auto& r : all)
@@ -587,7 +590,7 @@ int runCompare(const CompareCmd& cmd) {
       sums.push_back({{"collective", plan::name(s.collective)}, {"rows", s.rows}, {"geomean_abs_error", s.geomeanAbsError},
                       {"geomean_ratio", s.geomeanRatio}});
     writeJson(cmd.json, {{"command", "compare"}, {"topology", spec.name}, {"nranks", spec.ranks}, {"model", name(cmd.model)},
-                         {"files", cmd.logs}, {"skipped_rows", skipped}, {"rows", rows}, {"summary", sums}});
+                         {"files", cmd.logs}, {"skipped_rows", skipped}, {"dropped_cells", dropped}, {"rows", rows}, {"summary", sums}});
   }
   return 0;
 }
@@ -640,12 +643,10 @@ int runBench(int ranks, const std::string& sizeText, const std::string& slice, c
 
 int runTopo(const std::string& name, const std::string& out, bool describe, const std::string& fromNccl, int nodes) {
   if (name.empty() == fromNccl.empty()) throw InvalidArgument("topo: give a preset or file, or --from-nccl FILE.xml[,FILE.xml...]");
-  const TopologySpec spec = fromNccl.empty() ? resolveTopology(name) : *resolveNcclTopology(fromNccl, nodes);
   if (!fromNccl.empty() && !isNcclTopologyArg(fromNccl)) throw InvalidArgument("--from-nccl '" + fromNccl + "' names no .xml file");
-  if (describe && !fromNccl.empty()) {
-    std::stringstream in(fromNccl);
-    for (std::string part; std::getline(in, part, ',');) std::cout << "# " << part << ":\n" << sim::describe(summarize(loadNcclSystem(part)));
-  }
+  const TopologySpec spec = fromNccl.empty() ? resolveTopology(name) : *resolveNcclTopology(fromNccl, nodes);
+  if (describe && !fromNccl.empty())
+    for (const auto& part : ncclTopologyFiles(fromNccl)) std::cout << "# " << part << ":\n" << sim::describe(summarize(loadNcclSystem(part)));
   if (describe) {
     const Topology topo(spec);
     std::cout << fmt::format("# {} ({}), {} ranks, {} resources\n", spec.name, sim::name(spec.kind), topo.nranks(), topo.resources().size());

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <charconv>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -10,7 +11,7 @@
 #include <sstream>
 
 #include "collectives/conventions/size.h"
-#include "sim/json_file.h"
+#include "collectives/core/input_file.h"
 
 namespace cclab::sim {
 namespace {
@@ -26,12 +27,13 @@ std::vector<std::string> tokens(const std::string& line) {
   return t;
 }
 
+// Every character a digit, and the value within 64 bits ("99999999999999999999" does not read).
 bool wholeNumber(const std::string& s, long long& out) {
-  if (s.empty() || s.size() > 19) return false;
+  if (s.empty()) return false;
   for (char c : s)
     if (c < '0' || c > '9') return false;
-  out = std::stoll(s);
-  return true;
+  const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out);
+  return ec == std::errc() && end == s.data() + s.size();
 }
 bool signedNumber(const std::string& s, long long& out) {
   if (!s.empty() && s[0] == '-') {
@@ -46,7 +48,8 @@ bool realNumber(const std::string& s, double& out) {
   errno = 0;
   char* end = nullptr;
   out = std::strtod(s.c_str(), &end);
-  return *end == '\0' && errno == 0 && std::isfinite(out);
+  // The whole token: a NUL inside it ("68\0") would stop strtod early and read as its prefix.
+  return end == s.c_str() + s.size() && errno == 0 && std::isfinite(out);
 }
 
 // "…/all_reduce_perf_mpi" -> "all_reduce_perf" when the line names a nccl-tests binary: a word of
@@ -202,18 +205,27 @@ struct Parser {
     r.size = size;
     r.count = count;
     r.root = static_cast<int>(root);
-    if (oop && timeOk(oopT, oopAlg)) {
+    const bool oopOk = oop && timeOk(oopT, oopAlg), ipOk = ip && timeOk(ipT, ipAlg);
+    if (oopOk) {
       r.oopTime = oopT;
       r.oopBusbw = oopBus;
     }
-    if (ip && timeOk(ipT, ipAlg)) {
+    if (ipOk) {
       r.ipTime = ipT;
       r.ipBusbw = ipBus;
     }
-    if (r.oopTime == 0 && r.ipTime == 0) {
+    if (!oopOk && !ipOk) {
       ++log.skippedRows;
       warn(line, "a row whose algbw does not agree with size / time (" + where + "): skipped");
       return;
+    }
+    if (!oopOk || !ipOk) {
+      // The row stays with its other column; the one dropped is counted and said, never lost silently.
+      const std::size_t at = hasRoot ? (oopOk ? 9 : 5) : (oopOk ? 8 : 4);
+      ++log.droppedCells;
+      warn(line, fmt::format("the {} time '{}' ({}) is not a time of that size (not a number, not above 0, or algbw not size / time): "
+                             "that column dropped, the row kept",
+                             oopOk ? "in-place" : "out-of-place", t[at], where));
     }
     run.rows.push_back(r);
   }
@@ -233,7 +245,12 @@ struct Parser {
           start(b, n);
         } else if (b.size() >= 2 && b[0] == "Rank") {
           long long r = 0;
-          if (inRun && wholeNumber(b[1], r) && r < (1 << 20)) run.nranks = std::max(run.nranks, static_cast<int>(r) + 1);
+          if (inRun && wholeNumber(b[1], r)) {
+            // Bounded here, before any topology of that many ranks is built (a compare builds one per run).
+            if (r >= kMaxLogRanks)
+              fail(n, fmt::format("'#  Rank {}': more than the {} ranks a run of a log can have", b[1], kMaxLogRanks));
+            run.nranks = std::max(run.nranks, static_cast<int>(r) + 1);
+          }
         } else if (body.find("Collective test starting:") != std::string::npos) {
           pendingBinary = binaryIn(body);
         }
@@ -276,15 +293,11 @@ NcclTestsLog parseNcclTestsLog(const std::string& text, const std::string& sourc
 
 namespace {
 std::string readText(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw MeasuredError("measured file '" + path + "': is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw MeasuredError("measured file '" + path + "': cannot open it");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxInputFileBytes) throw MeasuredError("measured file '" + path + "': larger than 64 MiB");
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
+  try {
+    return readInputFile(path, "measured file '" + path + "'");
+  } catch (const InvalidArgument& e) {
+    throw MeasuredError(e.what());
+  }
 }
 }  // namespace
 

@@ -4,7 +4,7 @@
 //
 // What is read, line by line:
 //  - "# nThread T nGpus G ... graph: B" starts a run (several runs may follow one another in a file);
-//  - "#  Rank R ..." lines: the run's ranks (nranks = the largest R + 1);
+//  - "#  Rank R ..." lines: the run's ranks (nranks = the largest R + 1, at most kMaxLogRanks);
 //  - the collective: "# Collective test starting: NAME_perf", else the last command line naming a
 //    NAME_perf binary before the run, else the caller's choice (a log whose collective none of these
 //    names is refused in one line: reduce_scatter_perf and all_reduce_perf print the same columns);
@@ -13,6 +13,8 @@
 //    every field reads, count agrees with size and the type, algbw agrees with size / time (to the
 //    printed precision), and its type, redop and root fit the run's collective; anything else that
 //    looks like a row (a truncated last line, a row of another collective) is skipped and counted.
+//    A row with one good time column keeps it; the other (0, negative, NaN, inf, algbw off) is
+//    dropped, counted (droppedCells) and warned about.
 // Other lines (MPI warnings, NCCL INFO, shell prompts) are ignored. A file with no row is refused.
 #pragma once
 
@@ -50,11 +52,15 @@ struct NcclTestsRun {
 struct NcclTestsLog {
   std::vector<NcclTestsRun> runs;
   int skippedRows = 0;                 // lines that looked like rows but were not taken
+  int droppedCells = 0;                // time columns of taken rows that did not read (the row kept its other one)
   std::vector<std::string> warnings;   // one per skipped row or run (at most the first 20 kept)
 };
 
 // Most rows and runs one log may hold (a sweep of every power of two has 35 rows; far more is not a log).
 inline constexpr std::size_t kMaxLogRows = 100000;
+// Most ranks of one run ('#  Rank N' up to this minus 1): the replay's own bound (kMaxReplayRanks), and
+// beyond the largest published nccl-tests runs; checked as the line is read, before anything is built.
+inline constexpr int kMaxLogRanks = 32768;
 
 // `collective`: used where the log does not name one. Throws MeasuredError (one line, naming the file and
 // line) for a log with no table, no ranks, or no named collective.

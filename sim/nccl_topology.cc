@@ -10,6 +10,7 @@
 #include <set>
 #include <sstream>
 
+#include "collectives/core/input_file.h"
 #include "sim/link_specs.h"
 
 namespace cclab::sim {
@@ -326,33 +327,61 @@ TopologySpec ncclTopology(const std::vector<NcclSystem>& nodes) {
   return t;
 }
 
-bool isNcclTopologyArg(const std::string& arg) {
-  const auto ends = [](const std::string& s) { return s.size() > 4 && s.compare(s.size() - 4, 4, ".xml") == 0; };
-  std::stringstream in(arg);
-  std::string part;
-  bool any = false;
-  while (std::getline(in, part, ',')) {
-    if (!ends(part)) return false;
-    any = true;
+std::vector<std::string> ncclTopologyFiles(const std::string& arg) {
+  std::vector<std::string> parts;
+  std::size_t begin = 0;
+  for (;;) {  // getline would drop a trailing empty part ("a.xml,")
+    const std::size_t comma = arg.find(',', begin);
+    parts.push_back(arg.substr(begin, comma == std::string::npos ? std::string::npos : comma - begin));
+    if (comma == std::string::npos) break;
+    begin = comma + 1;
   }
-  return any;
+  bool any = false;
+  for (const auto& part : parts) any = any || hasExtension(part, ".xml");
+  if (!any) return {};
+  for (const auto& part : parts) {
+    if (part.empty()) throw TopologyError("'" + arg + "': an empty name in the list of NCCL topology dumps");
+    if (!hasExtension(part, ".xml"))
+      throw TopologyError("'" + arg + "': '" + part + "' is not a .xml file; a list names NCCL topology dumps only, one per node");
+  }
+  return parts;
 }
 
+bool isNcclTopologyArg(const std::string& arg) { return !ncclTopologyFiles(arg).empty(); }
+
 std::optional<TopologySpec> resolveNcclTopology(const std::string& arg, int nodes) {
-  if (!isNcclTopologyArg(arg)) return std::nullopt;
-  std::vector<std::string> files;
-  std::stringstream in(arg);
-  for (std::string part; std::getline(in, part, ',');) files.push_back(part);
-  std::vector<NcclSystem> systems;
+  const std::vector<std::string> files = ncclTopologyFiles(arg);
+  if (files.empty()) return std::nullopt;
+  const auto checkRanks = [&](std::int64_t nodeCount, std::int64_t gpus) {
+    if (nodeCount * gpus > kMaxTopologyRanks)
+      throw TopologyError(fmt::format("{} node(s) of {} GPU(s) are {} ranks, more than the {} a topology can have", nodeCount, gpus,
+                                      nodeCount * gpus, kMaxTopologyRanks));
+  };
   if (files.size() == 1) {
     const NcclSystem s = loadNcclSystem(files[0]);
-    systems.assign(static_cast<std::size_t>(std::max(1, nodes)), s);
-  } else {
-    if (nodes > 0 && nodes != static_cast<int>(files.size()))
-      throw TopologyError(
-          fmt::format("--nodes {} with {} topology files: one file per node, or one file for every node", nodes, files.size()));
-    for (const auto& f : files) systems.push_back(loadNcclSystem(f));
+    const int copies = std::max(1, nodes);
+    // Bounded before any copy is made: a million nodes of one dump must not be built to be refused.
+    checkRanks(copies, static_cast<std::int64_t>(s.gpus.size()));
+    if (copies <= 2) return ncclTopology(std::vector<NcclSystem>(static_cast<std::size_t>(copies), s));
+    // Copies of one node: a cluster of two says it all (its fields do not depend on the node count).
+    TopologySpec two = ncclTopology({s, s});
+    if (two.kind != TopologyKind::Cluster) return ncclTopology(std::vector<NcclSystem>(static_cast<std::size_t>(copies), s));
+    two.nodes = copies;
+    two.ranks = copies * two.gpusPerNode;
+    two.name = "nccl:" + std::filesystem::path(files[0]).stem().string() + fmt::format("x{}", copies);
+    checkSpec(two);
+    return two;
   }
+  if (nodes > 0 && nodes != static_cast<int>(files.size()))
+    throw TopologyError(
+        fmt::format("--nodes {} with {} topology files: one file per node, or one file for every node", nodes, files.size()));
+  std::vector<NcclSystem> systems;
+  std::int64_t gpus = 0;
+  for (const auto& f : files) {
+    systems.push_back(loadNcclSystem(f));
+    gpus += static_cast<std::int64_t>(systems.back().gpus.size());
+  }
+  checkRanks(1, gpus);
   return ncclTopology(systems);
 }
 

@@ -72,7 +72,7 @@ struct NcclSystem {
 
 // Parses the text of a dump; `source` names it in errors ("nccl topology 'FILE': ...").
 NcclSystem parseNcclSystem(const std::string& xml, const std::string& source);
-// Reads a file (refused when missing, a directory or over 64 MiB) and parses it.
+// Reads a file through the one opener (collectives/core/input_file.h) and parses it.
 NcclSystem loadNcclSystem(const std::string& path);
 
 // What a node is, as ncclTopology reads it.
@@ -93,9 +93,13 @@ NcclNodeSummary summarize(const NcclSystem& s);
 // The topology of `nodes` (one entry per node: several files, or one file repeated).
 TopologySpec ncclTopology(const std::vector<NcclSystem>& nodes);
 
-// `--topo` values naming NCCL dumps: a path ending in ".xml", or several joined by commas. Returns the
-// topology of `nodes` copies of one file (nodes 0 or 1: one), or of the listed files (then nodes must
-// be 0 or their count); nothing when `arg` names no XML file.
+// `--topo` values naming NCCL dumps: a path ending in ".xml" (any case), or several joined by commas.
+// The files of such a list; empty when no part ends in ".xml" (not a dump: a preset or a JSON file).
+// Throws TopologyError when some part does (it is a list of dumps) but another is empty or is not .xml.
+std::vector<std::string> ncclTopologyFiles(const std::string& arg);
+// Returns the topology of `nodes` copies of one file (nodes 0 or 1: one), or of the listed files (then
+// nodes must be 0 or their count); nothing when `arg` names no XML file. The rank count (nodes x GPUs)
+// is checked against kMaxTopologyRanks before any node is copied.
 std::optional<TopologySpec> resolveNcclTopology(const std::string& arg, int nodes);
 bool isNcclTopologyArg(const std::string& arg);
 

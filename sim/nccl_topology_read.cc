@@ -9,9 +9,10 @@
 #include <filesystem>
 #include <fstream>
 #include <pugixml.hpp>
+#include <set>
 #include <sstream>
 
-#include "sim/json_file.h"
+#include "collectives/core/input_file.h"
 #include "sim/link_specs.h"
 #include "sim/nccl_topology.h"
 
@@ -109,6 +110,8 @@ struct Reader {
     count(n);
     std::string bus = str(n, "busid", true);
     std::transform(bus.begin(), bus.end(), bus.begin(), [](unsigned char c) { return std::tolower(c); });
+    // A bus id names one device: links (an NVLink's target, a NIC's place) are resolved by it.
+    if (!busIds_.insert(bus).second) fail(n, "busid", "'" + bus + "' appears twice: one device per bus id");
     const int id = static_cast<int>(out.devices.size());
     out.devices.push_back({bus, parent, cpuId, link(n)});
     pciDevice_ = static_cast<unsigned>(integer(n, "device", 0, 0xffff, false, 0, true));
@@ -131,6 +134,8 @@ struct Reader {
       NcclNvLink l;
       l.target = str(c, "target", true);
       std::transform(l.target.begin(), l.target.end(), l.target.begin(), [](unsigned char ch) { return std::tolower(ch); });
+      if (device >= 0 && l.target == out.devices[static_cast<std::size_t>(device)].busId)
+        fail(c, "target", "'" + l.target + "' is the GPU's own bus id: an NVLink to itself");
       l.count = static_cast<int>(integer(c, "count", 1, 64, true, 0));
       l.toGpuClass = str(c, "tclass", false).rfind("0x03", 0) == 0;
       g.nvlinks.push_back(l);
@@ -155,6 +160,7 @@ struct Reader {
     }
   }
   unsigned pciDevice_ = 0;
+  std::set<std::string> busIds_;
 };
 
 [[noreturn]] void refuse(const NcclSystem& s, const std::string& what) { throw TopologyError("nccl topology '" + s.source + "': " + what); }
@@ -177,6 +183,9 @@ NcclSystem parseNcclSystem(const std::string& xml, const std::string& source) {
   Reader rd{source, xml, {}, 0, 0};
   rd.out.source = source;
   const pugi::xml_node system = doc.document_element();
+  // pugixml reads a fragment of several top-level elements; NCCL writes one <system> per dump.
+  for (pugi::xml_node n = system.next_sibling(); n; n = n.next_sibling())
+    if (n.type() == pugi::node_element) rd.fail(n, "", "follows the <system> element: a dump holds one document");
   if (std::string(system.name()) != "system")
     throw TopologyError("nccl topology '" + source + "': the root element is <" + std::string(system.name()) + ">, not <system>");
   rd.integer(system, "version", 0, 1 << 20, true, 0);
@@ -195,15 +204,13 @@ NcclSystem parseNcclSystem(const std::string& xml, const std::string& source) {
 }
 
 NcclSystem loadNcclSystem(const std::string& path) {
-  std::error_code ec;
-  if (std::filesystem::is_directory(path, ec)) throw TopologyError("nccl topology '" + path + "': is a directory");
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw TopologyError("nccl topology '" + path + "': cannot open it");
-  const auto size = std::filesystem::file_size(path, ec);
-  if (!ec && size > kMaxInputFileBytes) throw TopologyError("nccl topology '" + path + "': larger than 64 MiB: not a topology dump");
-  std::ostringstream text;
-  text << in.rdbuf();
-  return parseNcclSystem(text.str(), path);
+  std::string text;
+  try {
+    text = readInputFile(path, "nccl topology '" + path + "'");
+  } catch (const InvalidArgument& e) {
+    throw TopologyError(e.what());
+  }
+  return parseNcclSystem(text, path);
 }
 
 }  // namespace cclab::sim

@@ -3,12 +3,11 @@
 #include "collectives/plan/algorithm_file.h"
 
 #include <deque>
-#include <fstream>
 #include <mutex>
 #include <numeric>
-#include <sstream>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
 
 namespace cclab::plan {
 
@@ -138,17 +137,10 @@ std::deque<Registered>& registry() {  // never shrinks: references stay valid fo
 }
 
 // Most bytes an algorithm file may have (a generous bound: a 1024-rank file of many steps).
-constexpr std::size_t kMaxFileBytes = std::size_t{256} << 20;
+constexpr std::uint64_t kMaxFileBytes = std::size_t{256} << 20;
 
-std::string readFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw InvalidArgument("file:" + path + ": cannot be read");
-  std::ostringstream s;
-  s << in.rdbuf();
-  std::string text = std::move(s).str();
-  if (text.size() > kMaxFileBytes) throw InvalidArgument("file:" + path + ": larger than " + std::to_string(kMaxFileBytes) + " bytes");
-  return text;
-}
+// The one opener's refusals (a directory, a FIFO, a device, a file past the cap), as "file:PATH: ...".
+std::string readFile(const std::string& path) { return readInputFile(path, "file:" + path, kMaxFileBytes); }
 
 }  // namespace
 

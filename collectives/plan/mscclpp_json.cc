@@ -23,6 +23,7 @@
 #include <tuple>
 
 #include "collectives/core/errors.h"
+#include "collectives/core/strict_json.h"
 #include "collectives/plan/file_program.h"
 
 namespace cclab::plan {
@@ -77,13 +78,16 @@ struct FileOp {
 AlgorithmFile importMscclppJson(std::string_view text) {
   json doc;
   try {
-    doc = json::parse(text);
+    doc = parseStrictJson(text);  // a key twice in one object refused, not the last one taken
   } catch (const json::exception& e) {
     throw InvalidArgument(std::string("not valid JSON: ") + e.what());
   }
   if (!doc.is_object()) throw InvalidArgument("an MSCCL++ execution plan is a JSON object");
   files::Program p;
   p.name = stringOf(doc, "name", "plan", "unnamed", false);
+  // MSCCL++'s own plans spell the key "colletive"; either spelling is read, and a plan with neither is
+  // told the right one.
+  if (!doc.contains("collective") && !doc.contains("colletive")) throw InvalidArgument("plan: missing \"collective\"");
   const std::string coll = doc.contains("collective") ? stringOf(doc, "collective", "plan") : stringOf(doc, "colletive", "plan");
   p.collective = files::collectiveNamed(coll, "plan");
   const json& gpus = arrayOf(doc, "gpus", "plan");
@@ -160,11 +164,19 @@ AlgorithmFile importMscclppJson(std::string_view text) {
         for (const json& b : arrayOf(o, "src_buff", op.where)) op.src.push_back(chunk(b, files::bufferNamed(stringOf(b, "type", op.where), op.where)));
         for (const json& b : arrayOf(o, "dst_buff", op.where)) {
           if (b.contains("buffer_id")) {
-            std::int64_t id = intOf(b, "buffer_id", 0, kMaxFileSteps, op.where);
+            const std::int64_t given = intOf(b, "buffer_id", 0, kMaxFileSteps, op.where);
+            std::int64_t id = given;
             const auto& refs = tbRemotes[type];
-            if (!refs.empty()) id = id < static_cast<std::int64_t>(refs.size()) ? refs[static_cast<std::size_t>(id)] : -1;
+            if (!refs.empty()) {
+              // An index into the threadblock's remote_buffer_refs, which name the GPU's remote buffers.
+              if (given >= static_cast<std::int64_t>(refs.size()))
+                throw InvalidArgument(op.where + ": buffer_id " + std::to_string(given) + " is not an index of its threadblock's " +
+                                      std::to_string(refs.size()) + " " + type + " remote_buffer_refs");
+              id = refs[static_cast<std::size_t>(given)];
+            }
             if (id < 0 || id >= static_cast<std::int64_t>(remotes.size()))
-              throw InvalidArgument(op.where + ": remote buffer " + std::to_string(id) + " is not one of its GPU's remote_buffers");
+              throw InvalidArgument(op.where + ": remote buffer " + std::to_string(id) + (id == given ? "" : " (buffer_id " + std::to_string(given) + ")") +
+                                    " is not one of its GPU's " + std::to_string(remotes.size()) + " remote_buffers");
             const auto [peer, buf] = remotes[static_cast<std::size_t>(id)];
             op.dst.emplace_back(peer, chunk(b, buf));
           } else {

@@ -1,5 +1,6 @@
 #include "trainer/data/idx_file.h"
 
+#include <unistd.h>
 #include <zlib.h>
 
 #include <algorithm>
@@ -12,6 +13,7 @@
 #include "collectives/conventions/limits.h"
 #include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
 
 namespace cclab::trainer {
 namespace {
@@ -30,11 +32,14 @@ struct GzCloser {
 class GzReader {
  public:
   explicit GzReader(const std::filesystem::path& path) : path_(path) {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(path, ec))
-      throw InvalidArgument("data file " + path.string() + " does not exist or is not a file");
-    f_.reset(gzopen(path.c_str(), "rb"));
-    if (!f_) throw InvalidArgument("cannot open data file " + path.string());
+    // The one opener's refusals (a missing file, a directory, a FIFO with no writer, a device), and
+    // the compressed file itself bounded by the payload's limit.
+    const int fd = openInputFile(path.string(), "data file '" + path.string() + "'", static_cast<std::uint64_t>(conventions::kMaxDataFileBytes));
+    f_.reset(gzdopen(fd, "rb"));
+    if (!f_) {
+      ::close(fd);
+      throw InvalidArgument("cannot open data file " + path.string());
+    }
   }
 
   // Reads up to `n` bytes into `out`; returns how many came (fewer only at the end of the stream).

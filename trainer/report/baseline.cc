@@ -2,10 +2,10 @@
 #include "trainer/report/baseline.h"
 
 #include <array>
-#include <fstream>
 #include <string_view>
 
-#include "collectives/conventions/strict_json.h"
+#include "collectives/core/input_file.h"
+#include "collectives/core/strict_json.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::trainer {
@@ -27,13 +27,9 @@ std::string flag(BaselineKind kind) { return kind == BaselineKind::Scaling ? "--
 }  // namespace
 
 BaselineRun readBaseline(const std::filesystem::path& path) {
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(path, ec))
-    throw InvalidArgument("baseline file " + path.string() + " is not a regular file (give a cclab-train -J file)");
-  std::ifstream in(path);
-  if (!in) throw InvalidArgument("cannot read baseline file " + path.string());
+  const std::string text = readInputFile(path.string(), "baseline file " + path.string() + " (give a cclab-train -J file)");
   try {
-    const json j = conventions::parseStrictJson(in);
+    const json j = parseStrictJson(std::string_view(text));
     const json& s = j.at("summary");
     return {s.at("samples_per_s").get<double>(), j.at("config").at("workers").get<int>(), j.at("config")};
   } catch (const json::exception& e) {

@@ -1,11 +1,11 @@
 #include "trainer/report/weights_file.h"
 
-#include <fstream>
-#include <iterator>
 #include <string_view>
 
 #include "collectives/conventions/output_file.h"
+#include "collectives/conventions/limits.h"
 #include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
 
 namespace cclab::trainer {
 
@@ -15,9 +15,9 @@ void writeWeights(const std::filesystem::path& path, std::span<const float> para
 }
 
 std::vector<float> readWeights(const std::filesystem::path& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot read weights '" + path.string() + "'");
-  const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  // At most the largest model's parameters (conventions::kMaxModelParameters floats).
+  const std::string bytes = readInputFile(path.string(), "weights '" + path.string() + "'",
+                                          static_cast<std::uint64_t>(conventions::kMaxModelParameters) * sizeof(float), InputContent::Binary);
   if (bytes.size() % sizeof(float) != 0)
     throw Error("weights '" + path.string() + "': " + std::to_string(bytes.size()) + " bytes is not a whole number of floats");
   std::vector<float> params(bytes.size() / sizeof(float));

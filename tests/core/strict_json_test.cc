@@ -1,12 +1,12 @@
-// Input JSON read strictly (collectives/conventions/strict_json.h): a key twice in one object is an error.
-#include "collectives/conventions/strict_json.h"
+// Input JSON read strictly (collectives/core/strict_json.h): a key twice in one object is an error.
+#include "collectives/core/strict_json.h"
 
 #include <gtest/gtest.h>
 
 #include <sstream>
 #include <string>
 
-namespace cclab::conventions {
+namespace cclab {
 namespace {
 
 nlohmann::json parse(const std::string& text) {
@@ -27,4 +27,4 @@ TEST(StrictJson, AKeyTwiceInOneObjectIsRefusedNamingIt) {
 }
 
 }  // namespace
-}  // namespace cclab::conventions
+}  // namespace cclab

@@ -1,13 +1,19 @@
 // Duplicate keys refused (strict_json.h), through the parser's callback: one set of keys per open object.
-#include "collectives/conventions/strict_json.h"
+#include "collectives/core/strict_json.h"
 
 #include <set>
+#include <utility>
 #include <string>
 #include <vector>
 
-namespace cclab::conventions {
+namespace cclab {
 
-nlohmann::json parseStrictJson(std::istream& in) {
+namespace {
+
+// Calls nlohmann's parser on `input` (a stream or a string) with a callback that keeps the keys of
+// every open object.
+template <class Input>
+nlohmann::json parseRefusingDuplicates(Input&& input) {
   using nlohmann::json;
   constexpr int kDuplicateKeyError = 599;  // our id among nlohmann's other_error ids (5xx)
   std::vector<std::set<std::string>> open;
@@ -26,7 +32,12 @@ nlohmann::json parseStrictJson(std::istream& in) {
     }
     return true;
   };
-  return json::parse(in, onEvent);
+  return json::parse(std::forward<Input>(input), onEvent);
 }
 
-}  // namespace cclab::conventions
+}  // namespace
+
+nlohmann::json parseStrictJson(std::istream& in) { return parseRefusingDuplicates(in); }
+nlohmann::json parseStrictJson(std::string_view text) { return parseRefusingDuplicates(text); }
+
+}  // namespace cclab
