@@ -13,7 +13,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     return cclab::sim::loadNcclTestsLog(path, cclab::plan::Collective::AllReduce);
   });
   if (!log) return 0;
-  if (log->runs.empty() || log->skippedRows < 0) std::abort();
+  if (log->runs.empty() || log->skippedRows < 0 || log->droppedCells < 0) std::abort();
   for (const auto& run : log->runs) {
     if (run.nranks <= 0 || run.rows.empty()) std::abort();
     for (const auto& r : run.rows) {

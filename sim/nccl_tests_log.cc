@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <charconv>
 #include <cerrno>
 #include <cmath>
@@ -256,8 +257,8 @@ struct Parser {
         }
         continue;
       }
-      long long lead = 0;
-      if (wholeNumber(t[0], lead)) {
+      // A line led by digits looks like a row, even when the number overflows: row() then skips and counts it.
+      if (std::all_of(t[0].begin(), t[0].end(), [](char c) { return c >= '0' && c <= '9'; })) {
         row(t, n);
         continue;
       }

@@ -51,6 +51,10 @@ AlgorithmFile importMscclXml(std::string_view text) {
   if (!ok) throw InvalidArgument(std::string("not well-formed XML: ") + ok.description() + " at byte " + std::to_string(ok.offset));
   const pugi::xml_node algo = doc.child("algo");
   if (!algo) throw InvalidArgument("no <algo> element (an MSCCL algorithm file has one at the top)");
+  // pugixml reads a fragment of several top-level elements; a file is one algorithm, never the first of many.
+  int elements = 0;
+  for (const pugi::xml_node& n : doc.children()) elements += n.type() == pugi::node_element ? 1 : 0;
+  if (elements > 1) throw InvalidArgument("more than one top-level element: an MSCCL algorithm file holds one <algo>");
   files::Program p;
   p.name = algo.attribute("name").as_string("unnamed");
   p.collective = files::collectiveNamed(attr(algo, "coll", "<algo>"), "<algo> coll");

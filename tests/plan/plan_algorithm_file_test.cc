@@ -205,6 +205,36 @@ TEST(AlgorithmFile, WhatAPlanCannotExpressIsRefusedWithItsReason) {
             std::string::npos);
 }
 
+// Issue 32 rows 17 and 18: an MSCCL++ plan with a key twice (the last was taken), an XML file of two
+// <algo> documents (the second ignored), a plan with no collective (the message named the misspelling
+// "colletive" that MSCCL++'s own plans use), and a buffer_id past its threadblock's refs (named as
+// "remote buffer -1").
+TEST(AlgorithmFile, DuplicatesSecondDocumentsAndBadIdsAreRefusedNamingWhatIsWrong) {
+  const Plan plan = makePlan(Collective::AllReduce, Algorithm::Ring, 2, 4);
+  const std::string json = exportMscclppJson(unitOf(plan, "ring"));
+  const auto at = json.find("\"collective\"");
+  ASSERT_NE(at, std::string::npos);
+  std::string twice = json;
+  twice.insert(at, "\"collective\": \"allgather\", ");
+  EXPECT_NE(refusal(twice).find("the key \"collective\" appears twice"), std::string::npos) << refusal(twice);
+  std::string none = json;
+  none.replace(at, 12, "\"kind\"");
+  EXPECT_NE(refusal(none).find("missing \"collective\""), std::string::npos) << refusal(none);
+  std::string misspelt = json;
+  misspelt.replace(at, 12, "\"colletive\"");
+  EXPECT_EQ(refusal(misspelt), "accepted") << "MSCCL++'s own spelling reads";
+  const auto id = json.find("\"buffer_id\": 0");
+  ASSERT_NE(id, std::string::npos) << json;
+  std::string badId = json;
+  badId.replace(id, 14, "\"buffer_id\": 9");
+  const std::string why = refusal(badId);
+  EXPECT_NE(why.find("buffer_id 9 is not an index of its threadblock's"), std::string::npos) << why;
+  EXPECT_EQ(why.find("-1"), std::string::npos) << why;
+
+  const std::string xml = exportMscclXml(unitOf(plan, "ring"));
+  EXPECT_NE(refusal(xml + xml).find("more than one top-level element"), std::string::npos) << refusal(xml + xml);
+}
+
 }  // namespace
 }  // namespace cclab::plan
 

@@ -6,8 +6,10 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <filesystem>
 #include <fstream>
 #include <string>
+#include <sys/stat.h>
 #include <sys/wait.h>
 
 #include "tests/support/shell_run.h"
@@ -116,6 +118,92 @@ TEST(ByosCli, CalibrateReadsALogAndCrossValidates) {
   ASSERT_EQ(r.status, 0) << r.output;
   EXPECT_NE(r.output.find("leave-one-size-out cross-validation"), std::string::npos) << r.output;
   EXPECT_NE(r.output.find("fitted points: 4 points"), std::string::npos) << r.output;
+}
+
+// Issue 32 rows 1-3 and 17: every input the simulator reads goes through one opener. Each case below
+// crashed (SIGSEGV: a --from-nccl part not ending in .xml), ran out of memory (/dev/zero behind a .xml
+// symlink), blocked forever (a FIFO with no writer), or was read as something else (x.XML as JSON);
+// now each is one line, exit 2, within the `timeout` that turns a hang into a failure.
+TEST(ByosCli, EveryInputIsARegularFileOrOneLineExitTwo) {
+  const TempDir dir("cclab-byos");
+  const std::string d = dir.path.string() + "/";
+  ASSERT_EQ(::mkfifo((d + "f.xml").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((d + "f.txt").c_str(), 0600), 0);
+  ASSERT_EQ(::mkfifo((d + "f.json").c_str(), 0600), 0);
+  std::filesystem::create_symlink("/dev/zero", d + "z.xml");
+  std::filesystem::create_symlink("/dev/zero", d + "z.txt");
+  std::filesystem::copy_file(kDump, d + "upper.XML");
+  std::filesystem::create_directory(d + "dir.json");
+  struct Case {
+    std::string args, expect;
+  };
+  const Case cases[] = {
+      {"topo --from-nccl nope", "names no .xml file"},
+      {"topo --from-nccl " + d + "x.txt", "names no .xml file"},
+      {"topo --from-nccl " + kDump + ",," + kDump, "an empty name in the list"},
+      {"topo --from-nccl " + kDump + ",", "an empty name in the list"},
+      {"topo --from-nccl " + kDump + "," + d + "x.txt", "is not a .xml file"},
+      {"topo --from-nccl " + d + "z.xml", "is a character device, not a regular file"},
+      {"topo --from-nccl " + d + "f.xml", "is a FIFO or a pipe, not a regular file"},
+      {"allreduce -b 1M -e 1M --topo " + d + "f.xml", "is a FIFO or a pipe"},
+      {"compare " + d + "f.txt --topo cluster", "is a FIFO or a pipe"},
+      {"compare " + d + "z.txt --topo cluster", "is a character device"},
+      {"calibrate --measured " + d + "f.txt --topo host", "is a FIFO or a pipe"},
+      {"plan -g 4 --algo file:" + d + "f.json", "is a FIFO or a pipe"},
+      {"plan -g 4 --algo file:" + d + "dir.json", "file:" + d + "dir.json: is a directory"},
+      {"allreduce -b 1M -e 1M --topo " + d + "dir.json", "is a directory"},
+  };
+  for (const auto& c : cases) {
+    const CliRun r = cclab::testing::runShell("timeout 20 " + std::string(CCLAB_SIM_BIN) + " " + c.args);
+    EXPECT_EQ(r.status, 2) << c.args << "\n" << r.output;
+    EXPECT_EQ(lines(r.output), 1) << c.args << "\n" << r.output;
+    EXPECT_NE(r.output.find(c.expect), std::string::npos) << c.args << "\n" << r.output;
+  }
+  // An upper-case extension is a dump, read as one (it was parsed as JSON and refused).
+  const CliRun upper = run("allreduce -b 1M -e 1M --model analytic --topo " + d + "upper.XML");
+  EXPECT_EQ(upper.status, 0) << upper.output;
+  EXPECT_NE(upper.output.find("nccl:upper"), std::string::npos) << upper.output;
+}
+
+// Row 4: 2^20 copies of a dump were built (11 s, 3.1 GB) before the rank limit refused them.
+TEST(ByosCli, ADumpOfTooManyNodesIsRefusedBeforeItIsBuilt) {
+  const CliRun r = run("allreduce --topo " + kDump + " --nodes 1048576 --model analytic -b 1M -e 1M");
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_NE(r.output.find("8388608 ranks, more than the 1048576 a topology can have"), std::string::npos) << r.output;
+}
+
+// Rows 5, 15, 16 through compare: a '#  Rank' past the bound is refused at its line (was: a 2^20-rank
+// run, minutes and gigabytes); a NUL in the file is refused (was: '68\0 52' read as 68); a bad time
+// column is counted on stdout and in -J (was: dropped with no word).
+TEST(ByosCli, CompareBoundsRanksRefusesNulsAndCountsDroppedColumns) {
+  const TempDir dir("cclab-byos");
+  const std::string text = slurp(kLog);
+  const auto write = [&](const std::string& name, const std::string& body) {
+    std::ofstream(dir.path / name, std::ios::binary) << body;
+    return (dir.path / name).string();
+  };
+  std::string ranks = text;
+  ranks.replace(ranks.find("#  Rank 15 Group"), 16, "#  Rank 1048575 Group");
+  const CliRun many = run("compare " + write("ranks.txt", ranks) + " --topo cluster");
+  EXPECT_EQ(many.status, 2) << many.output;
+  EXPECT_NE(many.output.find("'#  Rank 1048575': more than the 32768 ranks"), std::string::npos) << many.output;
+
+  const std::string row = "     1048576        262144     float     sum      -1    71.93";
+  ASSERT_NE(text.find(row), std::string::npos);
+  std::string nul = text;
+  nul.insert(nul.find(row) + row.size() - 3, 1, '\0');
+  const CliRun n = run("compare " + write("nul.txt", nul) + " --topo cluster");
+  EXPECT_EQ(n.status, 2) << n.output;
+  EXPECT_NE(n.output.find("a NUL byte at line"), std::string::npos) << n.output;
+
+  std::string bad = text;
+  bad.replace(bad.find(row), row.size(), "     1048576        262144     float     sum      -1    -5.00");
+  const std::string json = (dir.path / "bad.json").string();
+  const CliRun b = run("compare " + write("bad.txt", bad) + " --topo cluster -J " + json);
+  EXPECT_EQ(b.status, 0) << b.output;
+  EXPECT_NE(b.output.find("the out-of-place time '-5.00' (size 1048576)"), std::string::npos) << b.output;
+  EXPECT_NE(b.output.find("# 1 time column(s) did not read and were dropped"), std::string::npos) << b.output;
+  EXPECT_EQ(nlohmann::json::parse(slurp(json))["dropped_cells"], 1);
 }
 
 }  // namespace

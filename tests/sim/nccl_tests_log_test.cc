@@ -157,6 +157,54 @@ TEST(NcclTestsLog, RefusalsAreOneLine) {
   refused(alltoall, "no table row read (1 skipped)");
 }
 
+// Issue 32 row 15: a row with one bad time column (negative, 0, NaN, inf) kept its other column and lost
+// this one with no word; now the loss is counted and warned about, line and value named.
+TEST(NcclTestsLog, ABadTimeColumnIsDroppedCountedAndNamed) {
+  const std::string head = "./all_reduce_perf\n# nThread 1 nGpus 2 graph: 0\n#  Rank  1 Group 0\n";
+  for (const std::string bad : {"-5.00", "0.00", "nan", "inf"}) {
+    const NcclTestsLog log =
+        parseNcclTestsLog(head + " 1048576 262144 float sum -1 71.93 14.58 14.58 0 " + bad + " 14.67 14.67 0\n", "one.txt");
+    ASSERT_EQ(log.runs.at(0).rows.size(), 1u) << bad;
+    EXPECT_EQ(log.runs[0].rows[0].oopTime, 71.93);
+    EXPECT_EQ(log.runs[0].rows[0].ipTime, 0.0) << bad;
+    EXPECT_EQ(log.droppedCells, 1) << bad;
+    ASSERT_EQ(log.warnings.size(), 1u) << bad;
+    EXPECT_NE(log.warnings[0].find("one.txt line 4: the in-place time '" + bad + "'"), std::string::npos) << log.warnings[0];
+  }
+  const NcclTestsLog oop = parseNcclTestsLog(head + " 1048576 262144 float sum -1 -1 14.58 14.58 0 71.47 14.67 14.67 0\n", "o.txt");
+  EXPECT_EQ(oop.droppedCells, 1);
+  EXPECT_NE(oop.warnings.at(0).find("out-of-place time '-1'"), std::string::npos) << oop.warnings[0];
+  const NcclTestsLog good = parseNcclTestsLog(head + " 1048576 262144 float sum -1 71.93 14.58 14.58 0 71.47 14.67 14.67 0\n", "g.txt");
+  EXPECT_EQ(good.droppedCells, 0);
+  EXPECT_TRUE(good.warnings.empty());
+}
+
+// Rows 16 and 18: a number read as its prefix ("71\0.93" as 71) or past 64 bits was taken; a token is
+// now a number only whole. Row 5 and 17: '#  Rank N' past the bound made the run's rank count (a 2^20-rank
+// topology built for one line) or, past 2^20, was dropped and the run refused as "without Rank lines".
+TEST(NcclTestsLog, NumbersReadWholeAndRankLinesAreBounded) {
+  const std::string head = "./all_reduce_perf\n# nThread 1 nGpus 2 graph: 0\n#  Rank  1 Group 0\n";
+  const std::string nul = head + " 1048576 262144 float sum -1 71" + std::string(1, '\0') + ".93 14.58 14.58 0 71.47 14.67 14.67 0\n";
+  const NcclTestsLog log = parseNcclTestsLog(nul, "nul.txt");
+  EXPECT_EQ(log.runs.at(0).rows.at(0).oopTime, 0.0) << "read as 71";
+  EXPECT_EQ(log.droppedCells, 1);
+  const NcclTestsLog big =
+      parseNcclTestsLog(head + " 99999999999999999999 262144 float sum -1 71.93 14.58 14.58 0 71.47 14.67 14.67 0\n"
+                               " 1048576 262144 float sum -1 71.93 14.58 14.58 0 71.47 14.67 14.67 0\n", "big.txt");
+  EXPECT_EQ(big.runs.at(0).rows.size(), 1u);
+  EXPECT_EQ(big.skippedRows, 1);
+  for (const std::string rank : {"40000", "1048575", "1048576", "99999999999"}) {
+    const std::string text = "./all_reduce_perf\n# nThread 1 nGpus 2 graph: 0\n#  Rank " + rank +
+                             " Group 0\n 8 2 float sum -1 10.00 0.00 0.00 0 10.00 0.00 0.00 0\n";
+    try {
+      parseNcclTestsLog(text, "ranks.txt");
+      ADD_FAILURE() << "accepted rank " << rank;
+    } catch (const MeasuredError& e) {
+      EXPECT_NE(std::string(e.what()).find("line 3: '#  Rank " + rank + "': more than the 32768 ranks"), std::string::npos) << e.what();
+    }
+  }
+}
+
 TEST(NcclTestsLog, OlderTablesWithoutTheRootColumnAreRead) {
   const NcclTestsLog log = parseNcclTestsLog(
       "./build/all_reduce_perf -b 1M -e 1M -g 2\n# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 1048576(bytes) warmup iters: 5 iters: 20 validation: 1\n"

@@ -11,6 +11,7 @@
 #include "sim/nccl_topology.h"
 #include "sim/presets.h"
 #include "sim/topology.h"
+#include "sim/topology_json.h"
 
 namespace cclab::sim {
 namespace {
@@ -291,6 +292,14 @@ TEST(NcclTopology, BadElementsAndValuesAreOneLineNamingThem) {
       {"<system version=\"1\"><cpu><pci busid=\"x\"><gpu dev=\"0\" sm=\"89\"><nvlink target=\"y\" count=\"2\"/></gpu></pci></cpu></system>",
        "no NVLink generation"},
       {"<system", "not well-formed"},
+      // Issue 32 row 18: each was accepted (the second document ignored, one device of two taken).
+      {"<system version=\"1\"><cpu/></system><system version=\"1\"><cpu/></system>", "<system> follows the <system> element"},
+      {"<system version=\"1\"><cpu><pci busid=\"0000:01:00.0\"><gpu dev=\"0\" sm=\"90\"/></pci>"
+       "<pci busid=\"0000:01:00.0\"><gpu dev=\"1\" sm=\"90\"/></pci></cpu></system>",
+       "'0000:01:00.0' appears twice"},
+      {"<system version=\"1\"><cpu><pci busid=\"0000:01:00.0\"><gpu dev=\"0\" sm=\"90\"><nvlink target=\"0000:01:00.0\" count=\"2\"/>"
+       "</gpu></pci></cpu></system>",
+       "an NVLink to itself"},
   };
   for (const auto& c : cases) {
     try {
@@ -315,6 +324,12 @@ TEST(NcclTopology, SeveralNodesNeedNics) {
 
 TEST(NcclTopology, ArgumentsNameXmlFiles) {
   EXPECT_TRUE(isNcclTopologyArg("a.xml"));
+  EXPECT_TRUE(isNcclTopologyArg("a.XML")) << "an upper-case extension is a dump too (was read as JSON)";
+  // A list with one .xml is a list of dumps: a part that is empty or not .xml is refused, not a crash
+  // (issue 32 row 1) nor a silent drop (row 18: the trailing comma).
+  for (const std::string bad : {"a.xml,,b.xml", "a.xml,", "a.xml,b.txt", ",a.xml"}) EXPECT_THROW(ncclTopologyFiles(bad), TopologyError) << bad;
+  EXPECT_EQ(ncclTopologyFiles("a.xml,B.Xml"), (std::vector<std::string>{"a.xml", "B.Xml"}));
+  EXPECT_TRUE(ncclTopologyFiles("nope").empty());
   EXPECT_TRUE(isNcclTopologyArg("a.xml,b.xml"));
   EXPECT_FALSE(isNcclTopologyArg("dgx-h100"));
   EXPECT_FALSE(isNcclTopologyArg("a.json"));
@@ -324,6 +339,23 @@ TEST(NcclTopology, ArgumentsNameXmlFiles) {
   ASSERT_TRUE(two);
   EXPECT_EQ(two->kind, TopologyKind::Cluster);
   EXPECT_EQ(two->nodes, 2);
+}
+
+// Issue 32 row 4: --nodes copies of a dump were built (11 s, 3.1 GB at 2^20 nodes) before the rank limit
+// refused them; now the count is checked first, and copies of one node are a cluster built from two.
+TEST(NcclTopology, CopiesAreCheckedAgainstTheRankLimitBeforeAnyIsBuilt) {
+  try {
+    (void)resolveNcclTopology(dataPath(kIbm), 1 << 20);
+    ADD_FAILURE() << "2^20 nodes of 8 GPUs accepted";
+  } catch (const TopologyError& e) {
+    EXPECT_NE(std::string(e.what()).find("1048576 node(s) of 8 GPU(s) are 8388608 ranks, more than the 1048576"), std::string::npos)
+        << e.what();
+  }
+  const auto many = resolveNcclTopology(dataPath(kIbm), 64);
+  ASSERT_TRUE(many);
+  const std::vector<NcclSystem> copies(64, loadNcclSystem(dataPath(kIbm)));
+  const TopologySpec built = ncclTopology(copies);
+  EXPECT_EQ(toJson(*many).dump(), toJson(built).dump()) << "the cluster of two, resized, is the cluster of 64 copies";
 }
 
 }  // namespace
