@@ -4,8 +4,6 @@
 // readers (idx_file.h), which keep every check of their own.
 #pragma once
 
-#include <cstddef>
-#include <cstdint>
 #include <string>
 #include <utility>
 
@@ -17,15 +15,13 @@ namespace cclab::trainer {
 //  - fashion-mnist: ("--data-dir", a 64-bit hash of every byte of the four IDX .gz files, in a fixed
 //    order, with their total size). The bytes, not the path: two copies of the same files agree, and
 //    files that differ anywhere (a pixel, a label) do not; the headers alone would miss a pixel. It
-//    costs one sequential read of the files (Fashion-MNIST's 30.9 MB: 14-24 ms measured, page cache
-//    warm, on a loaded 2-core machine), which also warms the page cache for the load. A file that is missing, not a regular file (opened without blocking: a FIFO
-//    does not hang the agreement) or unreadable gives its name and why instead, so ranks that see
-//    different things disagree, and ranks that all see the same problem get the readers' own refusal
-//    later. Bytes past kMaxDataFileBytes (which the readers refuse anyway) count by size only.
+//    costs one sequential read of the files (Fashion-MNIST's 30.9 MB: 14-24 ms measured with a warm
+//    page cache on a loaded 2-core machine), which also warms the page cache for the load. A file that
+//    is missing, not a regular file (opened without blocking: a FIFO does not hang the agreement) or
+//    unreadable gives its name and why instead, so ranks that see different things disagree, and
+//    ranks that all see the same problem get the readers' own refusal later. Bytes past
+//    kMaxDataFileBytes (which the readers refuse anyway) count by size only.
 //  - synthetic: ("--synthetic-samples", the sample count); the seed is --seed, already agreed.
 [[nodiscard]] std::pair<std::string, std::string> dataAgreementField(const DataSource& source);
-
-// The hash itself (exposed for tests): FNV-style over 8-byte words, continued from `state`.
-[[nodiscard]] std::uint64_t hashBytes(const void* data, std::size_t bytes, std::uint64_t state);
 
 }  // namespace cclab::trainer
