@@ -311,6 +311,16 @@ TEST(TrainerUnderMpirun, RanksOnDifferentDataAreRefused) {
       << samples.text;
 }
 
+// An algorithm file made for another rank count is a usage error of the agreement: one line from rank
+// 0, exit 2, nothing trained (it used to print the header, then the error once per rank).
+TEST(TrainerUnderMpirun, AnAlgorithmFileForOtherRanksIsRefusedInOneLine) {
+  const Output p = shell(kMpirun + " -np 2 " + kTrain + kRun + " --algo file:" + CCLAB_ALGO_FILE_4);
+  EXPECT_EQ(p.status, 2) << p.text;
+  EXPECT_EQ(count(p.text, "is written for 4 ranks, not the 2 workers"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "cclab-train: --algo file:"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "# cclab-train:"), 0) << p.text;
+}
+
 // A process that only prints --help (or has a usage error) no longer leaves the others blocked in
 // MPI_Init: every process initializes MPI first and the agreement ends the job.
 TEST(TrainerUnderMpirun, HelpOrABadFlagOnOneRankEndsTheJob) {
