@@ -10,6 +10,7 @@
 #include "collectives/call/checks.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
+#include "collectives/job.h"
 #include "collectives/plan/algorithm_file.h"
 
 namespace cclab::bench {
@@ -126,19 +127,24 @@ void applyEnvironment(HarnessOptions& o) {
 
 void validate(const HarnessOptions& o, plan::Collective c) {
   validate(o.sweep);
-  // Under mpirun the ranks are the job's processes, known once the communicator exists: perfMain
-  // checks the straggler and the root against them then (checkRanks).
-  // (backendAvailable(Proc) means "launched by mpirun"; --backend cuda there is one rank per process too.)
+  // Under mpirun the ranks are the job's processes times -g (the process backend and --backend cuda
+  // there; backendAvailable(Proc) means "launched by mpirun"). MPI_Init has run (startJob), so the count
+  // is known here, before the start-of-job agreement: a refusal below is one line from rank 0 and exit
+  // 2 on every rank, as every other usage error, instead of one line per rank after the table header.
   const bool underMpi = backendAvailable(Backend::Proc);
   const bool processes = o.comm.backend ? *o.comm.backend == Backend::Proc || (*o.comm.backend == Backend::Cuda && underMpi) : underMpi;
-  const int n = o.comm.nranks;
-  if (!processes) checkRanks(o, c, n, "-g " + std::to_string(n));
+  const int n = processes ? jobProcessCount() * o.comm.nranks : o.comm.nranks;
+  const std::string ranks = !processes             ? "-g " + std::to_string(n)
+                            : o.comm.nranks == 1 ? "the " + std::to_string(n) + " processes"
+                                                 : "the " + std::to_string(n) + " ranks (" + std::to_string(jobProcessCount()) +
+                                                       " processes x -g " + std::to_string(o.comm.nranks) + ")";
+  checkRanks(o, c, n, ranks);
   if (o.comm.algorithm != plan::Algorithm::Auto && !plan::hasGenerator(c, o.comm.algorithm))
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is not available for " +
                      std::string(plan::name(c)));
-  if (!processes && plan::isFileAlgorithm(o.comm.algorithm) && plan::algorithmFileOf(o.comm.algorithm).unit.nranks != n)
+  if (plan::isFileAlgorithm(o.comm.algorithm) && plan::algorithmFileOf(o.comm.algorithm).unit.nranks != n)
     throw UsageError("--algo " + std::string(plan::name(o.comm.algorithm)) + " is written for " +
-                     std::to_string(plan::algorithmFileOf(o.comm.algorithm).unit.nranks) + " ranks, not -g " + std::to_string(n));
+                     std::to_string(plan::algorithmFileOf(o.comm.algorithm).unit.nranks) + " ranks, not " + ranks);
   const int g = o.comm.ranksPerNode.value_or(0);
   if (!processes && o.comm.algorithm == plan::Algorithm::Hierarchical && g > 0 && n % g != 0)
     throw UsageError("--algo hier needs --ranks-per-node (" + std::to_string(g) + ") to divide -g " + std::to_string(n));

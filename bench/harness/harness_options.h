@@ -58,8 +58,9 @@ void applyEnvironment(HarnessOptions& o);
 // instead of one group call. Needs -g 1 (or no -g); sets comm.nranks = N. Throws UsageError.
 void applyThreads(HarnessOptions& o);
 
-// Checks what single flags cannot: sizes, straggler rank and root against -g, algorithm against the
-// collective. Throws UsageError.
+// Checks what single flags cannot: sizes, straggler rank, root and an algorithm file's rank count
+// against the ranks (-g; under mpirun the processes x -g, so before the start-of-job agreement),
+// algorithm against the collective. Throws UsageError.
 void validate(const HarnessOptions& o, plan::Collective c);
 // Throws UsageError when the straggler or the root is not one of the n ranks (`ranks` names them in
 // the message: "-g 4", "the 4 processes").

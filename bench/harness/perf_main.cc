@@ -207,13 +207,6 @@ int perfMain(int argc, const char* const* argv, plan::Collective collective) {
     } catch (const InvalidArgument& e) {
       return fail(tool, kExitUsage, e.what());
     }
-    if (comm->localRanks().size() < static_cast<std::size_t>(comm->nranks())) {  // ranks are processes (mpirun)
-      try {
-        checkRanks(options, collective, comm->nranks(), "the " + std::to_string(comm->nranks()) + " processes");
-      } catch (const UsageError& e) {
-        return fail(tool, kExitUsage, e.what());
-      }
-    }
     if (const std::optional<std::size_t> most = comm->maxBufferBytes()) {  // before any buffer is allocated
       const RunBuffers largest = largestBuffers(collective, options.sweep.maxBytes, options.data.types, comm->nranks());
       const std::size_t needed = std::max(largest.sendBytes, largest.recvBytes);

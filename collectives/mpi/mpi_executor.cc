@@ -12,6 +12,7 @@
 #include "collectives/core/poll_wait.h"
 #include "collectives/mpi/mpi_links.h"
 #include "collectives/plan/plan_runner.h"
+#include "collectives/proc/shm_node.h"
 
 namespace cclab::mpi {
 namespace {
@@ -31,8 +32,17 @@ class RankRun {
   };
   using Lane = plan::RunnerLane<LaneData>;
 
-  RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o)
-      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world), idle_({.spin = o.spin}, o.timeout) {}
+  // node: where the waits are published and blamed (mpi_executor.h), or null; call: this rank's call
+  // number there.
+  RankRun(const World& world, const plan::Plan& plan, const MpiMemory& mem, const MpiRunOptions& o, proc::ShmNode* node,
+          std::uint32_t call)
+      : world_(world), plan_(plan), mem_(mem), o_(o), rank_(world.rank()), sends_(world), node_(node), call_(call),
+        idle_({.spin = o.spin}, o.timeout) {}
+  ~RankRun() {
+    if (node_) node_->publishWait(-1);  // between calls this rank waits for nobody
+  }
+  RankRun(const RankRun&) = delete;
+  RankRun& operator=(const RankRun&) = delete;
 
   void execute(plan::RunnerState<LaneData>& state) {
     plan::PlanRunner<RankRun>(*this, state, plan_, rank_, {o_.elemSize, o_.reduce, o_.sliceElems, true}).run();
@@ -47,7 +57,8 @@ class RankRun {
   }
 
   bool trySend(Lane& lane, const plan::Op& op, const std::byte* src, std::size_t bytes) {
-    if (sends_.sendsInFlight() >= MpiExecutor::kMaxSendsInFlight && !sends_.prune()) return block(lane, op.peer, "data");
+    if (sends_.sendsInFlight() >= MpiExecutor::kMaxSendsInFlight && !sends_.prune())
+      return block(lane, op.peer, "its sends to be received by");
     sends_.send(op.peer, op.channel, src, bytes);
     return true;
   }
@@ -68,7 +79,7 @@ class RankRun {
     int flag = 0;
     check(MPI_Test(&d.recvs[i], &flag, MPI_STATUS_IGNORE), "MPI_Test");
     if (flag) return d.into[i];
-    block(lane, peer, "data");
+    block(lane, peer, "data from");
     return nullptr;
   }
 
@@ -80,30 +91,44 @@ class RankRun {
   bool writable(Lane& lane, const std::byte* dst, std::size_t bytes) {
     sends_.prune();
     int peer = -1;
-    return !sends_.inFlight(dst, bytes, peer) || block(lane, peer, "data");
+    return !sends_.inFlight(dst, bytes, peer) || block(lane, peer, "its sends to be received by");
   }
 
   // Every send of the rank received (sends are the rank's, not a channel's).
   bool drained(Lane& lane) {
     sends_.prune();
     int peer = -1;
-    return !sends_.inFlight(nullptr, SIZE_MAX, peer) || block(lane, peer, "its last sends to be received");
+    return !sends_.inFlight(nullptr, SIZE_MAX, peer) || block(lane, peer, "its last sends to be received by");
   }
 
   // Polls (collectives/core/poll_wait.h): busy for `spin` after the last progress, then yielding the
-  // core (oversubscribed cores: let the peer run); no progress for `timeout` throws naming the ranks
+  // core (oversubscribed cores: let the peer run); no progress for `timeout` throws: with a node, by
+  // its rule (after remoteGrace more when the chain of waits leaves the node), else naming the ranks
   // waited for.
   void waitForLanes(std::span<Lane>, Lane&, int, bool moved) {
+    const int peer = waitingFor_.empty() ? -1 : waitingFor_.front();
+    if (node_) {
+      node_->publishWait(peer);  // a peer that times out follows its chain of waits through this rank
+      if (node_->aborted()) node_->failWait(site(), peer, what_, o_.timeout);  // "stopped by rank R"
+    }
     if (sends_.prune() || moved) {
-      idle_.progress();
+      progress();
       return;
     }
-    if (!idle_.idle()) {
+    if (idle_.idle()) return;
+    if (!node_ || peer < 0) {
       std::string peers;
       for (int q : waitingFor_) peers += (peers.empty() ? "" : ", ") + std::to_string(q);
       throw TimeoutError(where(plan_) + ": rank " + std::to_string(rank_) + " timed out after " + millisecondsText(o_.timeout) +
-                         " waiting for " + what_ + (peers.empty() ? "" : " from rank " + peers));
+                         " waiting for " + what_ + (peers.empty() ? "" : " rank " + peers));
     }
+    const auto grace = proc::ShmNode::remoteGrace(o_.timeout);
+    if (!graced_ && node_->chainLeavesNode(peer, call_)) {  // the ranks of the node at the chain's end report first
+      graced_ = true;
+      idle_ = IdlePoll({.spin = o_.spin}, grace);
+      return;
+    }
+    node_->failWait(site(), peer, what_, graced_ ? o_.timeout + grace : o_.timeout);
   }
 
  private:
@@ -113,8 +138,20 @@ class RankRun {
     lane.blocked = true;
     waitingFor_.push_back(peer);
     what_ = what;
+    opIndex_ = lane.opIndex();
     return false;
   }
+
+  // Something moved: the idle spell (and a grace given to it) starts over.
+  void progress() {
+    if (graced_) {
+      graced_ = false;
+      idle_ = IdlePoll({.spin = o_.spin}, o_.timeout);
+    }
+    idle_.progress();
+  }
+
+  [[nodiscard]] proc::ShmNode::WaitSite site() const { return {&plan_, opIndex_, call_}; }
 
   const World& world_;
   const plan::Plan& plan_;
@@ -122,9 +159,13 @@ class RankRun {
   const MpiRunOptions& o_;
   int rank_;
   MpiLinks sends_;  // the sends in flight
+  proc::ShmNode* node_;
+  std::uint32_t call_;
   std::vector<int> waitingFor_;
-  const char* what_ = "data";
+  const char* what_ = "data from";
+  std::size_t opIndex_ = 0;  // the op of the last blocked step, for the error line
   IdlePoll idle_;  // the timeout counts from the last progress, only time this rank ran
+  bool graced_ = false;  // idle_ runs remoteGrace past the timeout (the chain of waits left the node)
 };
 
 }  // namespace
@@ -133,7 +174,8 @@ struct MpiExecutor::Runner {
   plan::RunnerState<RankRun::LaneData> state;
 };
 
-MpiExecutor::MpiExecutor(const World& world) : world_(world), runner_(std::make_unique<Runner>()) {}
+MpiExecutor::MpiExecutor(const World& world, proc::ShmNode* node)
+    : world_(world), node_(node), runner_(std::make_unique<Runner>()) {}
 MpiExecutor::~MpiExecutor() = default;
 
 void MpiExecutor::run(const plan::Plan& plan, const MpiMemory& memory, const MpiRunOptions& options) {
@@ -142,7 +184,12 @@ void MpiExecutor::run(const plan::Plan& plan, const MpiMemory& memory, const Mpi
                           std::to_string(world_.size()));
   if (!options.reduce && plan::reduces(plan.collective))
     throw InvalidArgument("proc: a reducing collective needs a reduce function");
-  RankRun(world_, plan, memory, options).execute(runner_->state);
+  std::uint32_t call = 0;
+  if (node_) {
+    node_->throwIfAborted(plan);  // a rank that resumes after the job was aborted: "stopped by rank R"
+    call = node_->arrive();       // the peers tell a rank that never started this call from one that waits
+  }
+  RankRun(world_, plan, memory, options, node_, call).execute(runner_->state);
 }
 
 }  // namespace cclab::mpi

@@ -11,6 +11,14 @@
 // (channel, from, to). A rank that wants to overwrite a range it sent first completes those sends
 // (single-copy model, as the interpreter's). Waits poll with MPI_Test: busy for `spin`, then yielding
 // the core; no progress for `timeout` throws TimeoutError naming the rank(s) waited for.
+//
+// Who is blamed: with a node (the process backend's CCLAB_PROC_TRANSPORT=mpi: a proc::ShmNode of the
+// ranks that share this node, used for nothing but this) every rank publishes whom it waits for and
+// counts its calls there, and a wait that runs out blames by the shared-memory transport's rule
+// (shm_node.h): the ranks that never started the call, else the end of the chain of waits (a stopped
+// process or a rank that waits for nobody), never itself; a chain that leaves the node waits
+// remoteGrace longer, so the node that can see the rank holding the job up reports first. Without a
+// node (tests that run the executor alone) the line names the ranks this rank waited for.
 #pragma once
 
 #include <chrono>
@@ -24,6 +32,10 @@
 #include "collectives/mpi/mpi_world.h"
 #include "collectives/plan/plan.h"
 
+namespace cclab::proc {
+class ShmNode;
+}
+
 namespace cclab::mpi {
 
 using MpiMemory = host::RankMemory;  // a rank's input, output and scratch (collectives/host/rank_memory.h)
@@ -33,7 +45,8 @@ using MpiRunOptions = cclab::RunOptions;  // the executors' one options struct (
 class MpiExecutor {
  public:
   static constexpr std::size_t kMaxSendsInFlight = 64;
-  explicit MpiExecutor(const World& world);
+  // `node` (not owned, may be null): where this rank's waits are published and blamed (see above).
+  explicit MpiExecutor(const World& world, proc::ShmNode* node = nullptr);
   ~MpiExecutor();
   MpiExecutor(const MpiExecutor&) = delete;
   MpiExecutor& operator=(const MpiExecutor&) = delete;
@@ -43,6 +56,7 @@ class MpiExecutor {
  private:
   struct Runner;  // the runner's state (plan_runner.h), kept between calls: no allocation per call
   const World& world_;
+  proc::ShmNode* node_;
   std::unique_ptr<Runner> runner_;
 };
 

@@ -61,10 +61,6 @@ class ProcCommunicator final : public Communicator {
                               std::to_string(MpiLinks::maxTag(k_)) + ", this MPI allows " + std::to_string(tagUb));
     }
     for (int k = 0; k < k_; ++k) ranks_.push_back(std::make_unique<RankState>());
-    if (overMpi) {
-      mpi_ = std::make_unique<MpiExecutor>(world_);
-      return;
-    }
     // One control segment per node (named by job and node); every rank of the node (K per process)
     // has its own ShmExecutor and buffer segment; ranks off the node are reached through MPI links.
     proc::NodeRanks node;
@@ -78,6 +74,14 @@ class ProcCommunicator final : public Communicator {
     // Segments of an earlier job whose creator died while joining (a live creator's are never touched);
     // this job's own names go once every rank has joined (ShmExecutor), so a later SIGKILL leaves none.
     if (node.ranks.front() == globalRank(0)) proc::cleanupStaleSegments("");
+    if (overMpi) {
+      // Every slice over MPI; the node's control segment only carries whom each rank waits for, so a
+      // timeout blames as the shared-memory transport does (mpi_executor.h). Its buffers go unused.
+      waits_ = std::make_unique<proc::ShmNode>(world_.jobId() + "w" + std::to_string(myNode), globalRank(0), node, kAlign,
+                                               std::chrono::seconds(60), linksOf(0), 0);
+      mpi_ = std::make_unique<MpiExecutor>(world_, waits_.get());
+      return;
+    }
     const std::size_t bytes = segmentBytes(c.shmBytes, nranks());
     // Joining waits for every rank of the node, so this process's K ranks join at once, from K threads.
     const std::string job = world_.jobId() + "n" + std::to_string(myNode);
@@ -321,6 +325,7 @@ class ProcCommunicator final : public Communicator {
   std::mutex mpiMutex_;  // K > 1 between nodes: the rank threads' MPI calls, one at a time
   std::vector<std::unique_ptr<MpiLinks>> links_;  // per local rank (several nodes); before ranks_, whose executors point to them
   std::vector<std::unique_ptr<RankState>> ranks_;  // per local rank k
+  std::unique_ptr<proc::ShmNode> waits_;  // CCLAB_PROC_TRANSPORT=mpi: the node's published waits, before mpi_ (which points to it)
   std::unique_ptr<MpiExecutor> mpi_;
   bool oversubscribed_ = false;  // more ranks on this node than cores
   std::size_t workBytes_ = 0;    // per rank segment: [0, workBytes_) staging and scratch, above the arena

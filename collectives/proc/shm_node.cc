@@ -178,8 +178,13 @@ ShmNode::Culprit ShmNode::culprit(int peer) const {
 
 std::vector<int> ShmNode::lateRanks(std::uint32_t call) const {
   std::vector<int> late;
-  for (int r = 0; r < nranks_; ++r)
-    if (!reached(arrived(r).value.load(std::memory_order_acquire), call)) late.push_back(r);
+  for (int r = 0; r < nranks_; ++r) {
+    if (reached(arrived(r).value.load(std::memory_order_acquire), call)) continue;
+    // Still in an earlier call and waiting there for another rank: held up, in the chain of waits, not
+    // late itself (ranks drift a call apart where a plan does not join every pair) -- unless stopped.
+    const bool waits = info(r).waitingFor.load(std::memory_order_acquire) != 0;
+    if (!waits || processStopped(info(r).pid.load(std::memory_order_acquire))) late.push_back(r);
+  }
   return late;
 }
 
@@ -188,8 +193,8 @@ std::string ShmNode::head(const WaitSite& site) const {
          ": rank " + std::to_string(globalOf(rank_));
 }
 
-std::string ShmNode::tail(const WaitSite& site, int peer, const char* what) const {
-  return " at op " + std::to_string(site.opIndex) + " waiting for " + what + " rank " + std::to_string(globalOf(peer));
+std::string ShmNode::tail(const WaitSite& site, int globalPeer, const char* what) const {
+  return " at op " + std::to_string(site.opIndex) + " waiting for " + what + " rank " + std::to_string(globalPeer);
 }
 
 void ShmNode::waitReady(const SharedWord& word, const std::function<bool(std::uint32_t)>& ready, int peer,
@@ -223,29 +228,46 @@ void ShmNode::waitReady(const SharedWord& word, const std::function<bool(std::ui
       if (control().abort.value.load(std::memory_order_acquire) != 0) break;
       fail({peer});
       throw TimeoutError(head(site) + " lost rank " + std::to_string(globalOf(peer)) + ": its process (pid " +
-                         std::to_string(info(peer).pid.load()) + ") died" + tail(site, peer, what));
+                         std::to_string(info(peer).pid.load()) + ") died" + tail(site, globalOf(peer), what));
     }
   }
-  if (control().abort.value.load(std::memory_order_acquire) == 0) {
+  failWait(site, globalOf(peer), what, graced ? timeout + remoteGrace(timeout) : timeout);
+}
+
+void ShmNode::publishWait(int globalPeer) {
+  info(rank_).waitingFor.store(globalPeer >= 0 ? globalPeer + 1 : 0, std::memory_order_release);
+}
+
+ShmNode::Culprit ShmNode::culpritOfGlobal(int globalPeer) const {
+  const int local = globalPeer >= 0 && globalPeer < jobRanks_ ? localOf(globalPeer) : -1;
+  return local >= 0 ? culprit(local) : Culprit{globalPeer, true};
+}
+
+bool ShmNode::chainLeavesNode(int globalPeer, std::uint32_t call) const {
+  return lateRanks(call).empty() && culpritOfGlobal(globalPeer).offNode;
+}
+
+void ShmNode::failWait(const WaitSite& site, int globalPeer, const char* what, std::chrono::nanoseconds waited) {
+  if (!aborted()) {
     // Timed out. Blame the ranks that never started this call when there are any, else the end of the
     // chain of waits from the peer (the peer itself unless it waits for another rank).
     const std::vector<int> late = lateRanks(site.call);
     if (!late.empty()) {
       fail(late);
-      throw TimeoutError(head(site) + " lost " + namedRanks(globalOf(late)) + ": timed out after " + millisecondsText(timeout) +
-                         tail(site, peer, what) + " (never arrived)");
+      throw TimeoutError(head(site) + " lost " + namedRanks(globalOf(late)) + ": timed out after " + millisecondsText(waited) +
+                         tail(site, globalPeer, what) + " (never arrived)");
     }
-    const Culprit c = culprit(peer);
-    const int local = localOf(c.global);
+    const Culprit c = culpritOfGlobal(globalPeer);
+    const int local = c.global >= 0 && c.global < jobRanks_ ? localOf(c.global) : -1;
     fail(local >= 0 ? std::vector<int>{local} : std::vector<int>{});
-    throw TimeoutError(head(site) + " lost rank " + std::to_string(c.global) + ": timed out after " +
-                       millisecondsText(graced ? timeout + remoteGrace(timeout) : timeout) + tail(site, peer, what) +
-                       (c.global == globalOf(peer) ? "" : c.offNode ? " (which waits for it on another node)" : " (which waits for it)"));
+    throw TimeoutError(head(site) + " lost rank " + std::to_string(c.global) + ": timed out after " + millisecondsText(waited) +
+                       tail(site, globalPeer, what) +
+                       (c.global == globalPeer ? "" : c.offNode ? " (which waits for it on another node)" : " (which waits for it)"));
   }
   const std::uint32_t code = control().abort.value.load(std::memory_order_acquire);
   const std::vector<int> lost = othersLost();
   throw TimeoutError(head(site) + (lost.empty() ? " stopped" : " lost " + namedRanks(globalOf(lost))) + ": stopped by rank " +
-                     std::to_string(globalOf(static_cast<int>(code) - 1)) + tail(site, peer, what));
+                     std::to_string(globalOf(static_cast<int>(code) - 1)) + tail(site, globalPeer, what));
 }
 
 void ShmNode::remoteReceive(const WaitSite& site, int globalPeer, int channel, std::byte* dst, std::size_t bytes,

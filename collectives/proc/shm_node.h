@@ -135,6 +135,22 @@ class ShmNode {
   // Ends every peer's waits now (they throw naming this rank).
   void abort();
 
+  // The same blame for waits that do not sleep on this node's words: the all-MPI transport
+  // (CCLAB_PROC_TRANSPORT=mpi, collectives/mpi/mpi_executor.cc) moves every slice over MPI and keeps a
+  // node only so that its ranks publish whom they wait for, count their calls (arrive) and blame by
+  // waitReady's rule. Peers are global ranks here, on this node or off it.
+  // This rank now waits for `globalPeer` (-1: for nobody: between calls, or busy).
+  void publishWait(int globalPeer);
+  // At the timeout of a wait for `globalPeer` in call `call`: true when no rank of the node is late and
+  // the chain of waits leaves the node, so the wait should go on for remoteGrace before it fails.
+  [[nodiscard]] bool chainLeavesNode(int globalPeer, std::uint32_t call) const;
+  // Ends such a wait after `waited`: throws waitReady's line (the ranks that never started the call,
+  // else the end of the chain of waits, never this rank; "stopped by rank R" once another rank
+  // aborted the node) and aborts the node's ranks.
+  [[noreturn]] void failWait(const WaitSite& site, int globalPeer, const char* what, std::chrono::nanoseconds waited);
+  // Whether some rank of the node ended the job (its waits should stop: failWait says by whom).
+  [[nodiscard]] bool aborted() const { return control().abort.value.load(std::memory_order_acquire) != 0; }
+
  private:
   struct alignas(64) Control {
     SharedWord abort;  // 1 + the rank that aborted first
@@ -185,11 +201,15 @@ class ShmNode {
   [[nodiscard]] std::vector<int> lostRanks() const;
   // The lost ranks, except this one (a rank that was stopped and resumes does not blame itself).
   [[nodiscard]] std::vector<int> othersLost() const;
-  // The ranks that have not started call number `call`.
+  // The ranks that have not started call number `call`, except those waiting for another rank in an
+  // earlier call (held up, not late) that are not stopped.
   [[nodiscard]] std::vector<int> lateRanks(std::uint32_t call) const;
   [[nodiscard]] Culprit culprit(int peer) const;
+  // culprit() of a global rank; a rank off the node is its own culprit, off the node.
+  [[nodiscard]] Culprit culpritOfGlobal(int globalPeer) const;
   [[nodiscard]] std::vector<int> globalOf(const std::vector<int>& locals) const;
-  [[nodiscard]] std::string tail(const WaitSite& site, int peer, const char* what) const;
+  // " at op N waiting for <what> rank P" (P global).
+  [[nodiscard]] std::string tail(const WaitSite& site, int globalPeer, const char* what) const;
   // Throws the line of a remote wait that ended with `r` unless it is Ready.
   void remoteFailure(const WaitSite& site, RemoteLinks::Wait r, int globalPeer, const char* what, std::chrono::nanoseconds timeout);
 

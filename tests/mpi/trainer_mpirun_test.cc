@@ -7,8 +7,10 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <zlib.h>
 
 #include <chrono>
+#include <cstdint>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -249,6 +251,74 @@ TEST(TrainerUnderMpirun, RanksWithDifferentHyperParametersAreRefused) {
   EXPECT_EQ(layers.status, 2) << layers.text;
   EXPECT_EQ(count(layers.text, "ranks disagree on widths: ranks 0-1 have '[784,24,16,10]', rank 2 has '[784,32,10]'"), 1)
       << layers.text;
+}
+
+// A small Fashion-MNIST-shaped data directory (the four IDX .gz files, 28x28 images): 96 training and
+// 32 test samples whose pixels and labels follow from `seed`; `flipLabel` changes one training label.
+void writeIdxGz(const fs::path& path, const std::vector<std::uint32_t>& dims, const std::vector<std::uint8_t>& payload) {
+  std::vector<std::uint8_t> bytes{0, 0, 0x08, static_cast<std::uint8_t>(dims.size())};  // unsigned bytes
+  for (std::uint32_t d : dims)
+    for (int shift = 24; shift >= 0; shift -= 8) bytes.push_back(static_cast<std::uint8_t>(d >> shift));
+  bytes.insert(bytes.end(), payload.begin(), payload.end());
+  gzFile f = gzopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  ASSERT_EQ(gzwrite(f, bytes.data(), static_cast<unsigned>(bytes.size())), static_cast<int>(bytes.size()));
+  ASSERT_EQ(gzclose(f), Z_OK);
+}
+
+fs::path dataDir(const std::string& name, unsigned seed, bool flipLabel) {
+  const fs::path dir = scratch(name);
+  fs::create_directories(dir);
+  const auto write = [&](const char* images, const char* labels, std::uint32_t n) {
+    std::vector<std::uint8_t> pixels(std::size_t{n} * 28 * 28), classes(n);
+    for (std::size_t i = 0; i < pixels.size(); ++i) pixels[i] = static_cast<std::uint8_t>((i * 2654435761U + seed) >> 13);
+    for (std::uint32_t i = 0; i < n; ++i) classes[i] = static_cast<std::uint8_t>((i + seed) % 10);
+    if (flipLabel && n == 96) classes[5] = static_cast<std::uint8_t>((classes[5] + 1) % 10);
+    writeIdxGz(dir / images, {n, 28, 28}, pixels);
+    writeIdxGz(dir / labels, {n}, classes);
+  };
+  write("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz", 96);
+  write("t10k-images-idx3-ubyte.gz", "t10k-labels-idx1-ubyte.gz", 32);
+  return dir;
+}
+
+// The data is part of the agreement, by content (data_fingerprint.h): ranks given directories whose
+// files differ in one label are refused (they used to train apart and exit 0 at a lower accuracy);
+// two copies of the same files under different paths run; the synthetic task's sample count too.
+TEST(TrainerUnderMpirun, RanksOnDifferentDataAreRefused) {
+  const fs::path a = dataDir("data-a", 7, false), b = dataDir("data-b", 7, true), copy = scratch("data-copy");
+  fs::remove_all(copy);
+  fs::copy(a, copy);
+  const std::string base = " --layers 784,16,10 --epochs 1 --steps-per-epoch 2 --batch 32 -q";
+  const Output differ = shell(kMpirun + " -np 1 " + kTrain + base + " --data-dir " + a.string() + " : -np 1 " + kTrain + base +
+                              " --data-dir " + b.string());
+  EXPECT_EQ(differ.status, 2) << differ.text;
+  EXPECT_EQ(count(differ.text, "cclab-train: ranks disagree on --data-dir: rank 0 has 'content "), 1) << differ.text;
+  EXPECT_EQ(count(differ.text, "rank 1 has 'content "), 1) << differ.text;
+  EXPECT_EQ(count(differ.text, "epoch"), 0) << differ.text;
+  const Output same = shell(kMpirun + " -np 1 " + kTrain + base + " --data-dir " + a.string() + " : -np 1 " + kTrain + base +
+                            " --data-dir " + copy.string());
+  EXPECT_EQ(same.status, 0) << same.text;
+  const Output missing = shell(kMpirun + " -np 1 " + kTrain + base + " --data-dir " + a.string() + " : -np 1 " + kTrain + base +
+                               " --data-dir " + scratch("no-such-dir").string());
+  EXPECT_EQ(missing.status, 2) << missing.text;
+  EXPECT_EQ(count(missing.text, "rank 1 has 'train-images-idx3-ubyte.gz missing'"), 1) << missing.text;
+  const std::string synthetic = " --data synthetic --layers 784,16,10 --epochs 1 --steps-per-epoch 2 --batch 32 -q";
+  const Output samples = shell(kMpirun + " -np 1 " + kTrain + synthetic + " --synthetic-samples 600 : -np 1 " + kTrain + synthetic +
+                               " --synthetic-samples 900");
+  EXPECT_EQ(samples.status, 2) << samples.text;
+  EXPECT_EQ(count(samples.text, "cclab-train: ranks disagree on --synthetic-samples: rank 0 has '600', rank 1 has '900'"), 1)
+      << samples.text;
+}
+
+// An algorithm file made for another rank count is a usage error of the agreement: one line from rank
+// 0, exit 2, nothing trained (it used to print the header, then the error once per rank).
+TEST(TrainerUnderMpirun, AnAlgorithmFileForOtherRanksIsRefusedInOneLine) {
+  const Output p = shell(kMpirun + " -np 2 " + kTrain + kRun + " --algo file:" + CCLAB_ALGO_FILE_4);
+  EXPECT_EQ(p.status, 2) << p.text;
+  EXPECT_EQ(count(p.text, "is written for 4 ranks, not the 2 workers"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "cclab-train: --algo file:"), 1) << p.text;
+  EXPECT_EQ(count(p.text, "# cclab-train:"), 0) << p.text;
 }
 
 // A process that only prints --help (or has a usage error) no longer leaves the others blocked in

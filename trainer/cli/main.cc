@@ -11,6 +11,7 @@
 #include <optional>
 #include <sstream>
 #include <string>
+#include <utility>
 
 #include "collectives/conventions/limits.h"
 #include "collectives/conventions/memory_budget.h"
@@ -18,6 +19,7 @@
 #include "collectives/core/knobs.h"
 #include "collectives/job.h"
 #include "trainer/cli/options.h"
+#include "trainer/data/data_fingerprint.h"
 #include "trainer/metrics/summary.h"
 #include "trainer/model/layout.h"
 #include "trainer/report/baseline.h"
@@ -63,11 +65,14 @@ std::unique_ptr<cclab::Communicator> processCommunicator(const cclab::trainer::C
 }
 
 // What every process of an mpirun job must agree on: the run's configuration as its JSON records it
-// (hyper-parameters, model shape, data, sharding, backend) and the emulated nodes.
+// (hyper-parameters, model shape, data, sharding, backend), the data itself (its files' content, or the
+// synthetic sample count: data_fingerprint.h) and the emulated nodes.
 cclab::conventions::JobProposal proposal(const cclab::trainer::CliOptions& o) {
   cclab::conventions::JobProposal p;
   const nlohmann::json config = cclab::trainer::configToJson(o.train, o.data.name);
   for (const auto& [key, value] : config.items()) p.add(key, value.dump());
+  auto [dataField, dataValue] = cclab::trainer::dataAgreementField(o.data);
+  p.add(std::move(dataField), std::move(dataValue));
   p.add("CCLAB_RANKS_PER_NODE", std::to_string(cclab::knobs::integer(cclab::knobs::Id::RanksPerNode).value_or(0)));
   return p;
 }

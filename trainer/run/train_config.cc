@@ -8,6 +8,7 @@
 #include "collectives/conventions/limits.h"
 #include "collectives/conventions/memory_budget.h"
 #include "collectives/core/errors.h"
+#include "collectives/plan/algorithm_file.h"
 #include "fmt/format.h"
 #include "trainer/model/layout.h"
 #include "trainer/model/synthetic.h"
@@ -94,6 +95,14 @@ void validate(const TrainConfig& c) {
   if (c.mode == Mode::Async && c.model != "mlp")
     throw InvalidArgument("--model " + c.model + " applies to --mode sync only (the parameter server has no synthetic tensors)");
   (void)modelPreset(c.model);  // throws for an unknown preset
+  // An algorithm file runs on the rank count it was written for. Checked here, before anything runs:
+  // under mpirun the workers are the processes, so this is a usage error of the start-of-job
+  // agreement (one line from rank 0), not one line per rank after the header.
+  if (c.mode == Mode::Sync && plan::isFileAlgorithm(c.sync.algorithm) &&
+      plan::algorithmFileOf(c.sync.algorithm).unit.nranks != c.workers)
+    throw InvalidArgument("--algo " + std::string(plan::name(c.sync.algorithm)) + " is written for " +
+                          std::to_string(plan::algorithmFileOf(c.sync.algorithm).unit.nranks) + " ranks, not the " +
+                          std::to_string(c.workers) + " workers");
 }
 
 }  // namespace cclab::trainer
