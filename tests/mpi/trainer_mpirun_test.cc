@@ -302,7 +302,7 @@ TEST(TrainerUnderMpirun, RanksOnDifferentDataAreRefused) {
   const Output missing = shell(kMpirun + " -np 1 " + kTrain + base + " --data-dir " + a.string() + " : -np 1 " + kTrain + base +
                                " --data-dir " + scratch("no-such-dir").string());
   EXPECT_EQ(missing.status, 2) << missing.text;
-  EXPECT_EQ(count(missing.text, "rank 1 has 'train-images-idx3-ubyte.gz missing'"), 1) << missing.text;
+  EXPECT_EQ(count(missing.text, "rank 1 has 'train-images-idx3-ubyte.gz: no such file'"), 1) << missing.text;
   const std::string synthetic = " --data synthetic --layers 784,16,10 --epochs 1 --steps-per-epoch 2 --batch 32 -q";
   const Output samples = shell(kMpirun + " -np 1 " + kTrain + synthetic + " --synthetic-samples 600 : -np 1 " + kTrain + synthetic +
                                " --synthetic-samples 900");

@@ -1,7 +1,6 @@
 // The data's summary for the start-of-job agreement (data_fingerprint.h).
 #include "trainer/data/data_fingerprint.h"
 
-#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -16,6 +15,8 @@
 #include <fmt/format.h>
 
 #include "collectives/conventions/limits.h"
+#include "collectives/core/errors.h"
+#include "collectives/core/input_file.h"
 #include "trainer/data/fashion_mnist.h"
 
 namespace cclab::trainer {
@@ -73,20 +74,24 @@ ssize_t readFull(int fd, std::byte* buf, std::size_t bytes) {
 // Folds one file into `hash` and `total`; the empty string, or why it could not be read.
 std::string hashFile(const std::filesystem::path& path, std::uint64_t& hash, std::uint64_t& total) {
   const std::string name = path.filename().string();
-  // O_NONBLOCK: opening a FIFO with no writer returns at once (fstat then refuses it) instead of hanging.
-  const Fd fd(::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-  if (fd.get() < 0) return name + (errno == ENOENT ? " missing" : std::string(" unreadable: ") + std::strerror(errno));
+  int opened = -1;
+  try {
+    // The readers' own opener: regular files only, never blocking on a FIFO, within the data limit.
+    opened = openInputFile(path.string(), name, static_cast<std::uint64_t>(conventions::kMaxDataFileBytes));
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  const Fd fd(opened);
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) return name + " not a regular file";
+  if (::fstat(fd.get(), &st) != 0) return name + ": unreadable: " + std::strerror(errno);
   const auto size = static_cast<std::uint64_t>(st.st_size);
   total += size;
   hash = (hash ^ size) * kHashPrime;
-  // The readers refuse a file past their limit without reading it all; so does the hash (size only).
-  std::uint64_t left = std::min<std::uint64_t>(size, static_cast<std::uint64_t>(conventions::kMaxDataFileBytes));
+  std::uint64_t left = size;
   std::vector<std::byte> buf(kChunkBytes);
   while (left > 0) {
     const ssize_t n = readFull(fd.get(), buf.data(), std::min<std::uint64_t>(left, kChunkBytes));
-    if (n < 0) return name + " unreadable: " + std::strerror(errno);
+    if (n < 0) return name + ": unreadable: " + std::strerror(errno);
     if (n == 0) break;  // shrank while read: the hash differs from a whole copy's, as it should
     hash = hashBytes(buf.data(), static_cast<std::size_t>(n), hash);
     left -= static_cast<std::uint64_t>(n);

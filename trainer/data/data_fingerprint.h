@@ -17,10 +17,10 @@ namespace cclab::trainer {
 //    files that differ anywhere (a pixel, a label) do not; the headers alone would miss a pixel. It
 //    costs one sequential read of the files (Fashion-MNIST's 30.9 MB: 14-24 ms measured with a warm
 //    page cache on a loaded 2-core machine), which also warms the page cache for the load. A file that
-//    is missing, not a regular file (opened without blocking: a FIFO does not hang the agreement) or
-//    unreadable gives its name and why instead, so ranks that see different things disagree, and
-//    ranks that all see the same problem get the readers' own refusal later. Bytes past
-//    kMaxDataFileBytes (which the readers refuse anyway) count by size only.
+//    the readers' opener refuses (collectives/core/input_file.h: missing, not a regular file, a FIFO
+//    (never waited on), past kMaxDataFileBytes) or that is unreadable gives its name and why instead,
+//    so ranks that see different things disagree, and ranks that all see the same problem get the
+//    readers' own refusal later.
 //  - synthetic: ("--synthetic-samples", the sample count); the seed is --seed, already agreed.
 [[nodiscard]] std::pair<std::string, std::string> dataAgreementField(const DataSource& source);
 
