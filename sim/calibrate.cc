@@ -4,6 +4,8 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <set>
+#include <tuple>
 
 #include "sim/least_squares.h"
 #include "sim/predictor.h"
@@ -25,6 +27,30 @@ ParamRef parseRef(const std::string& name) {
     return {"", name.substr(8)};
   }
   throw TopologyError("parameter '" + name + "' is not classes.NAME.latency_us|bandwidth_gbps or compute.reduce_gbps|copy_gbps|wake_us");
+}
+
+// The replay is piecewise linear in its parameters: a capacity that never binds at the start has no
+// gradient and can drift away. So the fit also starts with every bandwidth at a quarter and at four
+// times its value (surely binding, surely not) and keeps the best result.
+constexpr double kStartScales[] = {1.0, 0.25, 4.0};
+
+// What the replay of one measured point runs (predictPoint replays it, the work estimate counts it).
+struct PointReplay {
+  Topology topo;
+  std::unique_ptr<plan::OpSource> ops;
+  ReplayOptions options;
+};
+
+PointReplay pointReplay(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
+  Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
+  // The ring allreduce from its rule: a measured file may have up to kMaxReplayRanks ranks, whose
+  // materialized ring plan would not fit in memory. In the topology's plan shape (channels, ranks and
+  // NICs per node), as every other prediction: a cluster's ring on one channel would cross one NIC.
+  auto ops = plan::makeOpSource(m.collective, m.algorithm, m.nranks, pt.count, 0, Predictor{.topo = topo}.shape());
+  ReplayOptions o;
+  o.elemSize = m.elemSize;
+  o.sliceElems = sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / m.elemSize) : sliceBytes;
+  return {std::move(topo), std::move(ops), o};
 }
 
 }  // namespace
@@ -101,15 +127,51 @@ void setParam(TopologySpec& spec, const std::string& name, double value) {
 }
 
 Micros predictPoint(const TopologySpec& spec, const Measurement& m, const MeasuredPoint& pt, std::int64_t sliceBytes) {
-  const Topology topo(spec.ranks == m.nranks || spec.kind == TopologyKind::Graph ? spec : resized(spec, m.nranks));
-  // The ring allreduce from its rule: a measured file may have up to kMaxReplayRanks ranks, whose
-  // materialized ring plan would not fit in memory. In the topology's plan shape (channels, ranks and
-  // NICs per node), as every other prediction: a cluster's ring on one channel would cross one NIC.
-  const auto ops = plan::makeOpSource(m.collective, m.algorithm, m.nranks, pt.count, 0, Predictor{.topo = topo}.shape());
-  ReplayOptions o;
-  o.elemSize = m.elemSize;
-  o.sliceElems = sliceBytes > 0 ? std::max<std::int64_t>(1, sliceBytes / m.elemSize) : sliceBytes;
-  return replay(*ops, topo, o).time;
+  const PointReplay r = pointReplay(spec, m, pt, sliceBytes);
+  return replay(*r.ops, r.topo, r.options).time;
+}
+
+std::vector<std::string> fitParams(const TopologySpec& spec, const CalibrationOptions& options) {
+  return options.params.empty() ? defaultFitParams(spec) : options.params;
+}
+
+std::size_t distinctPoints(const std::vector<Measurement>& set) {
+  std::set<std::tuple<plan::Collective, plan::Algorithm, int, Bytes>> points;
+  for (const auto& m : set)
+    for (const auto& pt : m.points) points.emplace(m.collective, m.algorithm, m.nranks, pt.size);
+  return points.size();
+}
+
+void checkDetermined(const std::vector<Measurement>& fitSet, std::size_t nparams) {
+  const std::size_t n = distinctPoints(fitSet);
+  if (n < nparams)
+    throw MeasuredError("calibrate: " + std::to_string(nparams) + " parameters cannot be fitted to " + std::to_string(n) +
+                        " distinct measured point(s) (a point: one collective, algorithm, rank count and size; with fewer points "
+                        "than parameters any error is 0): measure more sizes or name fewer with --params");
+}
+
+std::int64_t replaysPerFit(std::size_t nparams, const CalibrationOptions& options) {
+  const LevenbergMarquardtOptions lm;
+  const std::int64_t perStart =
+      1 + std::int64_t{options.maxIterations} * (static_cast<std::int64_t>(nparams) + lm.maxRejectedSteps);
+  return static_cast<std::int64_t>(std::size(kStartScales)) * perStart + 1;  // + the fitted topology's evaluation
+}
+
+void addCalibrationWork(const TopologySpec& spec, const std::vector<Measurement>& fitSet, const std::vector<Measurement>& checkSet,
+                        const CalibrationOptions& options, std::size_t folds, ReplayWork& work) {
+  const std::int64_t fits = replaysPerFit(fitParams(spec, options).size(), options);
+  const auto times = static_cast<std::int64_t>(folds + 1);
+  for (const auto& m : fitSet)
+    for (const auto& pt : m.points) {
+      const PointReplay r = pointReplay(spec, m, pt, options.sliceBytes);
+      // Once before the fit (the error before fitting), then in every fit: the fit's own and each fold's.
+      work.add(replayOpSlices(*r.ops, r.topo, r.options, kMaxReplayOpSlicesRaised), 1 + fits * times);
+    }
+  for (const auto& m : checkSet)
+    for (const auto& pt : m.points) {
+      const PointReplay r = pointReplay(spec, m, pt, options.sliceBytes);
+      work.add(replayOpSlices(*r.ops, r.topo, r.options, kMaxReplayOpSlicesRaised));
+    }
 }
 
 std::vector<PointError> evaluate(const TopologySpec& spec, const std::vector<Measurement>& set, std::int64_t sliceBytes) {
@@ -138,11 +200,12 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
   checkCalibrateInput(fitSet);
   checkCalibrateInput(checkSet);
   CalibrationResult result;
-  const std::vector<std::string> names = options.params.empty() ? defaultFitParams(initial) : options.params;
+  const std::vector<std::string> names = fitParams(initial, options);
   if (names.empty()) throw TopologyError("calibrate: the topology has no parameter to fit");
   std::size_t npoints = 0;
   for (const auto& m : fitSet) npoints += m.points.size();
   if (npoints == 0) throw MeasuredError("calibrate: no measured points to fit");
+  checkDetermined(fitSet, names.size());
   for (const auto& n : names) {
     const double v = getParam(initial, n);
     result.initial[n] = v;
@@ -173,10 +236,6 @@ CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measu
   }
   LevenbergMarquardtOptions lm;
   lm.maxIterations = options.maxIterations;
-  // The replay is piecewise linear in its parameters: a capacity that never binds at the start has no
-  // gradient and can drift away. So the fit also starts with every bandwidth at a quarter and at four
-  // times its value (surely binding, surely not) and keeps the best result.
-  constexpr double kStartScales[] = {1.0, 0.25, 4.0};
   std::vector<double> best;
   double bestCost = std::numeric_limits<double>::infinity();
   int totalIterations = 0;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/measured.h"
+#include "sim/replay_work.h"
 #include "sim/topology.h"
 
 namespace cclab::sim {
@@ -56,6 +57,15 @@ CalibrationSets splitForCalibration(const std::vector<Measurement>& measured, co
 
 // Every latency > 0 and every bandwidth of the spec's classes, and the compute bandwidths > 0.
 std::vector<std::string> defaultFitParams(const TopologySpec& spec);
+// The parameters a fit fits: options.params, else defaultFitParams(spec).
+std::vector<std::string> fitParams(const TopologySpec& spec, const CalibrationOptions& options);
+
+// Points of the set that tell the fit something different: distinct (collective, algorithm, nranks,
+// size); two files measuring the same call count once.
+std::size_t distinctPoints(const std::vector<Measurement>& set);
+// Throws MeasuredError naming both counts when the set has fewer distinct points than `nparams`: such
+// a fit passes through every point (0% error) whatever the parameters mean (calibrate() checks it).
+void checkDetermined(const std::vector<Measurement>& fitSet, std::size_t nparams);
 double getParam(const TopologySpec& spec, const std::string& name);  // throws TopologyError
 void setParam(TopologySpec& spec, const std::string& name, double value);
 
@@ -72,6 +82,16 @@ inline constexpr int kMaxCalibrateRanks = 64;
 // Throws MeasuredError naming the file unless every file of the set names its collective and has at most
 // kMaxCalibrateRanks ranks.
 void checkCalibrateInput(const std::vector<Measurement>& set);
+
+// Replays of every point one fit of `nparams` parameters makes at most: per start (three) one
+// evaluation, then per iteration a Jacobian (nparams) and up to maxRejectedSteps trial steps; then the
+// fitted topology's. An upper bound: a fit usually stops well before maxIterations.
+std::int64_t replaysPerFit(std::size_t nparams, const CalibrationOptions& options);
+// Adds to `work` (replay_work.h) the replays a calibration makes at most: every fitted point before
+// the fit, in the fit and in each of `folds` cross-validation fits (a fold fits fewer points: counted
+// as all), and every checked point once.
+void addCalibrationWork(const TopologySpec& spec, const std::vector<Measurement>& fitSet, const std::vector<Measurement>& checkSet,
+                        const CalibrationOptions& options, std::size_t folds, ReplayWork& work);
 
 CalibrationResult calibrate(const TopologySpec& initial, const std::vector<Measurement>& fitSet,
                             const std::vector<Measurement>& checkSet, const CalibrationOptions& options = {});

@@ -44,23 +44,40 @@ ProtocolChoice forced(Protocol p) {
 
 bool reducing(Collective c) { return c == Collective::AllReduce || c == Collective::ReduceScatter || c == Collective::Reduce; }
 
-}  // namespace
-
-std::vector<CompareRow> compareRun(const Topology& topo, const NcclTestsRun& run, const CompareOptions& o) {
+// The algorithms a run is predicted with; throws when the run does not fit the topology or has none.
+std::vector<SimAlgorithm> algorithmsFor(const Topology& topo, const NcclTestsRun& run, const CompareOptions& o) {
   if (run.nranks != topo.nranks())
     throw InvalidArgument(fmt::format("{}: the run has {} ranks, topology '{}' has {} (give --nodes, -g or another --topo)", run.source,
                                       run.nranks, topo.spec().name, topo.nranks()));
+  auto algos = candidates(topo, run.collective, o);
+  if (algos.empty()) throw InvalidArgument(fmt::format("{}: no algorithm to predict {} with", run.source, plan::name(run.collective)));
+  return algos;
+}
+
+// The prediction of one row (its type and root), in the model asked.
+Predictor rowPredictor(const Topology& topo, const NcclTestsRow& r, const CompareOptions& o) {
+  return {.topo = topo, .model = o.model, .sliceBytes = o.sliceBytes, .elemSize = elemSizeOf(r.type), .root = std::max(0, r.root),
+          .protocol = o.protocol};
+}
+
+}  // namespace
+
+void addCompareWork(const Topology& topo, const NcclTestsRun& run, const CompareOptions& o, ReplayWork& work) {
+  const auto algos = algorithmsFor(topo, run, o);
+  for (const NcclTestsRow& r : run.rows)
+    for (SimAlgorithm a : algos) work.add(rowPredictor(topo, r, o), run.collective, a, run.nranks, r.count);
+}
+
+std::vector<CompareRow> compareRun(const Topology& topo, const NcclTestsRun& run, const CompareOptions& o) {
+  const auto algos = algorithmsFor(topo, run, o);
   // The same topology with free reductions, for the reduction term.
   TopologySpec freeSpec = topo.spec();
   freeSpec.compute.reduceBandwidth = 0;
   const Topology freeTopo(freeSpec);
-  const auto algos = candidates(topo, run.collective, o);
-  if (algos.empty()) throw InvalidArgument(fmt::format("{}: no algorithm to predict {} with", run.source, plan::name(run.collective)));
   std::vector<CompareRow> rows;
   for (const NcclTestsRow& r : run.rows) {
     const std::int64_t e = elemSizeOf(r.type);
-    const Predictor predict{
-        .topo = topo, .model = o.model, .sliceBytes = o.sliceBytes, .elemSize = e, .root = std::max(0, r.root), .protocol = o.protocol};
+    const Predictor predict = rowPredictor(topo, r, o);
     Prediction best{std::numeric_limits<Micros>::infinity(), Protocol::None};
     SimAlgorithm bestAlgo = algos.front();
     for (SimAlgorithm a : algos) {

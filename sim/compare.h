@@ -18,6 +18,7 @@
 
 #include "sim/nccl_tests_log.h"
 #include "sim/predictor.h"
+#include "sim/replay_work.h"
 
 namespace cclab::sim {
 
@@ -46,6 +47,11 @@ struct CompareRow {
 
 // Every row of one run; throws InvalidArgument when the run's rank count is not the topology's.
 std::vector<CompareRow> compareRun(const Topology& topo, const NcclTestsRun& run, const CompareOptions& options);
+
+// Adds to `work` the replays compareRun(topo, run, options) makes (every candidate for every row; none
+// with the analytic model), so that a command counts them all before the first (replay_work.h). Throws
+// as compareRun does for a run that does not fit the topology.
+void addCompareWork(const Topology& topo, const NcclTestsRun& run, const CompareOptions& options, ReplayWork& work);
 
 struct CompareSummary {
   plan::Collective collective = plan::Collective::AllReduce;

@@ -4,6 +4,7 @@
 // as a few sizes, a fit can pass through every point it sees.
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "sim/calibrate.h"
@@ -14,7 +15,13 @@ namespace cclab::sim {
 // would be left to fit the parameters to).
 std::vector<Bytes> crossValidationSizes(const std::vector<Measurement>& fitSet);
 
-// One PointError per point of the fit set: its prediction by the topology fitted without its size.
+// Why leave-one-size-out cannot run on this fit set with `nparams` fitted parameters ("" when it can):
+// fewer than 3 distinct sizes, or a fold whose remaining sizes have fewer distinct points than
+// parameters (checkDetermined would refuse its fit). calibrate prints it and writes it to -J.
+std::string crossValidationSkipped(const std::vector<Measurement>& fitSet, std::size_t nparams);
+
+// One PointError per point of the fit set: its prediction by the topology fitted without its size;
+// none when crossValidationSkipped says why.
 std::vector<PointError> leaveOneSizeOut(const TopologySpec& initial, const std::vector<Measurement>& fitSet,
                                         const CalibrationOptions& options);
 

@@ -190,10 +190,13 @@ HierarchicalParams hierarchicalParams(const Topology& topo, int channels) {
 }
 
 Prediction predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape, ProtocolChoice protocol) {
+  return predictOn(topo, effectiveParams(topo, s.collective, s.algorithm, s.nranks, shape), s, shape, protocol);
+}
+
+Prediction predictOn(const Topology& topo, const CostParams& k, const Schedule& s, plan::PlanShape shape, ProtocolChoice protocol) {
   const int C = std::max(1, shape.channels);
   const bool dbtree = s.collective == Collective::AllReduce && s.algorithm == Algorithm::DoubleBinaryTree;
   const int lanes = dbtree ? std::max(2, C + C % 2) : C;   // makePlan's channel count
-  const CostParams k = effectiveParams(topo, s.collective, s.algorithm, s.nranks, shape);
   Schedule one = s;
   one.count = dbtree ? s.count * 2 / lanes : s.count / lanes;  // dbtree: the closed form halves it again
   return fastestProtocol(protocolCandidates(topo.spec(), protocol), [&](Protocol p) { return predict(one, withProtocol(k, p)); });

@@ -34,5 +34,9 @@ HierarchicalParams hierarchicalParams(const Topology& topo, int channels = 1);
 // each protocol the choice tries (protocolCandidates); the fastest, with its protocol.
 Prediction predictOn(const Topology& topo, const Schedule& s, plan::PlanShape shape = {},
                      ProtocolChoice protocol = ProtocolChoice::Auto);
+// The same with the parameters already known (`k`: effectiveParams of the schedule's collective,
+// algorithm, ranks and shape), so that predictions of many sizes route the pattern once.
+Prediction predictOn(const Topology& topo, const CostParams& k, const Schedule& s, plan::PlanShape shape,
+                     ProtocolChoice protocol);
 
 }  // namespace cclab::sim

@@ -38,6 +38,7 @@
 #include "sim/predictor.h"
 #include "sim/presets.h"
 #include "sim/replay.h"
+#include "sim/replay_work.h"
 #include "sim/report.h"
 #include "collectives/core/dtype.h"
 #include "sim/topology_json.h"
@@ -287,6 +288,29 @@ int runScale(const ScaleCmd& cmd) {
     algos.push_back(parseSimAlgorithm(text));
     checkAlgorithm(Collective::AllReduce, algos.back(), true);  // hierarchical ones print "-" off a cluster
   }
+  // The topology of each node count: n copies of a dump's node, a cluster of n nodes, else n x gpus ranks.
+  const auto specFor = [&](int n) {
+    if (isNcclTopologyArg(common.topo)) return *resolveNcclTopology(common.topo, n);
+    const TopologySpec spec = resolveTopology(common.topo);
+    return spec.kind == TopologyKind::Cluster ? resized(spec, 0, n, common.gpus) : resized(spec, n * std::max(1, common.gpus));
+  };
+  const auto skipped = [](SimAlgorithm a, const TopologySpec& spec) { return infoOf(a).hierarchical && spec.kind != TopologyKind::Cluster; };
+  // Every replay of the table counted before its first line (replay_work.h); the analytic model's
+  // predictions are not replays.
+  ReplayWork work;
+  const bool replays = std::any_of(algos.begin(), algos.end(), [&](SimAlgorithm a) {
+    return !infoOf(a).analyticOnly && (infoOf(a).replayOnly || common.model == Model::Replay);  // Predictor::modelFor
+  });
+  for (int n : nodeCounts) {
+    if (!replays) break;
+    const TopologySpec spec = specFor(n);
+    const Topology topo(spec);
+    const Predictor predict = cmd.predictorOn(topo, common.model);
+    for (const auto a : algos)
+      if (!skipped(a, spec)) work.add(predict, Collective::AllReduce, a, topo.nranks(), size / e);
+  }
+  work.require("scale's replay work (op-slices of every algorithm at every node count)",
+               "use --model analytic, fewer node counts or a smaller --size");
   nlohmann::json rows = nlohmann::json::array(), cross = nlohmann::json::array();
   std::cout << fmt::format("# cclab-sim scale: PREDICTED ({}) allreduce of {} per rank, topology {}, protocol {} (one per call)\n",
                            name(common.model), humanBytes(size), common.topo, name(common.protocol));
@@ -294,19 +318,13 @@ int runScale(const ScaleCmd& cmd) {
   for (const auto a : algos) header += fmt::format(" | {:>10} {:>11} {:>6}", std::string(name(a)) + " us", "busbw GB/s", "proto");
   std::cout << header << " | tree<ring below  dbtree<ring below\n";
   for (int n : nodeCounts) {
-    TopologySpec spec = resolveTopology(common.topo);
-    if (isNcclTopologyArg(common.topo))
-      spec = *resolveNcclTopology(common.topo, n);  // n copies of the dump's node
-    else if (spec.kind == TopologyKind::Cluster)
-      spec = resized(spec, 0, n, common.gpus);
-    else
-      spec = resized(spec, n * std::max(1, common.gpus));
+    const TopologySpec spec = specFor(n);
     const Topology topo(spec);
     const int p = topo.nranks();
     std::string line = fmt::format("  {:>6} {:>6}", spec.kind == TopologyKind::Cluster ? spec.nodes : n, p);
     const Predictor predict = cmd.predictorOn(topo, common.model);
     for (const auto a : algos) {
-      if (infoOf(a).hierarchical && spec.kind != TopologyKind::Cluster) {
+      if (skipped(a, spec)) {
         line += fmt::format(" | {:>10} {:>11} {:>6}", "-", "-", "-");
         continue;
       }
@@ -471,6 +489,17 @@ int runCalibrate(const CalibrateCmd& cmd) {
   Common c;
   c.slice = cmd.slice;
   opt.sliceBytes = c.sliceBytes();
+  // Before the first replay: a fit with fewer points than parameters is refused, cross-validation that
+  // cannot run says why, and every replay of the fit and its folds is counted (replay_work.h).
+  const std::size_t nparams = fitParams(spec, opt).size();
+  checkDetermined(fitSet, nparams);
+  const std::string cvSkipped =
+      cmd.noCv ? std::string("--no-cv") : crossValidationSkipped(fitSet, nparams);
+  ReplayWork work;
+  addCalibrationWork(spec, fitSet, checkSet, opt, cvSkipped.empty() ? crossValidationSizes(fitSet).size() : 0, work);
+  work.require("calibrate's replay work (op-slices of every point at every step of the fit and of each cross-validation fold, "
+               "at most " + std::to_string(replaysPerFit(nparams, opt)) + " replays per fit)",
+               "use fewer sizes (--min-size, --holdout-sizes) or ranks, fewer --params or --no-cv");
   const auto before = evaluate(spec, fitSet, opt.sliceBytes);
   const auto t0 = std::chrono::steady_clock::now();
   const CalibrationResult r = calibrate(spec, fitSet, checkSet, opt);
@@ -486,9 +515,11 @@ int runCalibrate(const CalibrateCmd& cmd) {
   if (!r.check.empty()) printErrors("held-out points", r.check);
   // Leave-one-size-out: each size predicted by the topology fitted to the other sizes.
   std::vector<PointError> cv;
-  if (!cmd.noCv) {
+  if (cvSkipped.empty()) {
     cv = leaveOneSizeOut(spec, fitSet, opt);
-    if (!cv.empty()) printErrors("leave-one-size-out cross-validation (each size predicted by a fit to the others)", cv);
+    printErrors("leave-one-size-out cross-validation (each size predicted by a fit to the others)", cv);
+  } else {
+    std::cout << "# cross-validation skipped: " << cvSkipped << "\n";
   }
   if (!cmd.out.empty()) {
     TopologySpec out = r.spec;
@@ -502,7 +533,8 @@ int runCalibrate(const CalibrateCmd& cmd) {
                          {"iterations", r.iterations}, {"unidentified", r.unidentified}, {"fit", errorsJson(r.fit)}, {"check", errorsJson(r.check)},
                          {"fit_mean_abs_error", f.meanAbs}, {"fit_max_abs_error", f.max},
                          {"check_mean_abs_error", k.meanAbs}, {"check_max_abs_error", k.max},
-                         {"cv", errorsJson(cv)}, {"cv_mean_abs_error", summarize(cv).meanAbs}, {"cv_max_abs_error", summarize(cv).max}});
+                         {"cv", errorsJson(cv)}, {"cv_mean_abs_error", summarize(cv).meanAbs}, {"cv_max_abs_error", summarize(cv).max},
+                         {"cv_skipped", cvSkipped.empty() ? nlohmann::json(nullptr) : nlohmann::json(cvSkipped)}});
   }
   return 0;
 }
@@ -550,6 +582,12 @@ int runCompare(const CompareCmd& cmd) {
   if (!cmd.collective.empty()) chosen = plan::parseCollective(cmd.collective);
   std::vector<NcclTestsLog> logs;
   for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen));
+  // Every replay of every run counted before the first (replay_work.h).
+  ReplayWork work;
+  for (const auto& log : logs)
+    for (const auto& run : log.runs) addCompareWork(topoFor(run.nranks), run, opt, work);
+  work.require("compare's replay work (op-slices of every candidate algorithm for every row of every run)",
+               "use --model analytic, fewer runs or one --algo");
   std::vector<CompareRow> all;
   int skipped = 0, dropped = 0;
   for (const auto& log : logs) {

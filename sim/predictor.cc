@@ -8,6 +8,35 @@
 #include "sim/effective_params.h"
 
 namespace cclab::sim {
+namespace {
+
+// NCCL's tree allreduce: auto slices are NCCL's tree chunks (analytic.h, ncclTreeChunkElems) in both
+// models; the others slice a quarter of their largest op (replay.h, autoSliceElems).
+bool isNcclTree(plan::Collective c, plan::Algorithm ran) { return c == plan::Collective::AllReduce && ran == plan::Algorithm::Tree; }
+
+// What a replay of one prediction runs: the plan's ops and the options. predict() replays it,
+// replayOpSlices() counts it, so the count is of the very replay.
+struct ReplayInput {
+  std::unique_ptr<plan::OpSource> ops;
+  ReplayOptions options;
+};
+
+ReplayInput replayInput(const Predictor& pr, plan::Collective c, SimAlgorithm a, int p, std::int64_t count) {
+  if (p > kMaxReplayRanks)
+    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
+                          std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
+  const plan::PlanShape sh = pr.shape();
+  const plan::Algorithm ran = plan::generatedAlgorithm(c, infoOf(a).planAlgorithm);
+  ReplayInput in{plan::makeOpSource(c, ran, p, count, pr.root, sh), pr.replayOptions};  // ring, hier: the rule, never the whole plan
+  in.options.elemSize = pr.elemSize;
+  in.options.sliceElems = pr.sliceBytes == kAutoSlice && isNcclTree(c, ran)
+                              ? ncclTreeChunkElems(count, pr.elemSize, sh.channels, p, sh.ranksPerNode)
+                              : sliceElemsOf(pr.sliceBytes, pr.elemSize);
+  in.options.protocol = pr.protocol;
+  return in;
+}
+
+}  // namespace
 
 std::string_view name(Model m) { return m == Model::Replay ? "replay" : "analytic"; }
 
@@ -38,11 +67,9 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
   const plan::PlanShape sh = shape();
   if (a == SimAlgorithm::Nvls) return predictNvls(topo, p, count * elemSize, protocol);
   const plan::Algorithm ran = plan::generatedAlgorithm(c, info.planAlgorithm);
-  // NCCL's tree allreduce: auto slices are NCCL's tree chunks (analytic.h, ncclTreeChunkElems) in both
-  // models; the others slice a quarter of their largest op (replay.h, autoSliceElems).
-  const bool ncclTree = c == plan::Collective::AllReduce && ran == plan::Algorithm::Tree;
-  const std::int64_t treeChunk = ncclTree ? ncclTreeChunkElems(count, elemSize, sh.channels, p, sh.ranksPerNode) : 0;
   if (modelFor(a) == Model::Analytic) {
+    const bool ncclTree = isNcclTree(c, ran);
+    const std::int64_t treeChunk = ncclTree ? ncclTreeChunkElems(count, elemSize, sh.channels, p, sh.ranksPerNode) : 0;
     // Auto slicing looks at one channel's part, as the closed form does (predictOn; the double binary
     // tree's closed form halves its count again, so its part is 2·count / its channel count).
     const bool dbtree = c == plan::Collective::AllReduce && ran == plan::Algorithm::DoubleBinaryTree;
@@ -65,21 +92,24 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
                                                        tree ? plan::Algorithm::Tree : plan::Algorithm::Ring, hp);
       });
     }
-    return predictOn(topo, {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize,
-                            .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh, protocol);
+    auto [at, fresh] = paramsMemo->try_emplace(ParamsKey{c, ran, p, sh.channels});
+    if (fresh) at->second = effectiveParams(topo, c, ran, p, sh);
+    return predictOn(topo, at->second,
+                     {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize, .sliceElems = slice,
+                      .ranksPerNode = sh.ranksPerNode},
+                     sh, protocol);
   }
-  if (p > kMaxReplayRanks)
-    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
-                          std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
-  const auto ops = plan::makeOpSource(c, ran, p, count, root, sh);  // ring, hier: the rule, never the whole plan
-  ReplayOptions o = replayOptions;
-  o.elemSize = elemSize;
-  o.sliceElems = sliceBytes == kAutoSlice && ncclTree ? treeChunk : sliceElemsOf(sliceBytes, elemSize);
-  o.protocol = protocol;
-  ReplayResult r = replay(*ops, topo, o);  // auto: one run per protocol on the same op source
+  ReplayInput in = replayInput(*this, c, a, p, count);
+  ReplayResult r = replay(*in.ops, topo, in.options);  // auto: one run per protocol on the same op source
   const Prediction out{r.time, r.protocol};
   if (detail) *detail = std::move(r);
   return out;
+}
+
+std::int64_t Predictor::replayOpSlices(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, std::int64_t limit) const {
+  if (a == SimAlgorithm::Nvls || modelFor(a) == Model::Analytic) return 0;
+  const ReplayInput in = replayInput(*this, c, a, p, count);
+  return sim::replayOpSlices(*in.ops, topo, in.options, limit);
 }
 
 Prediction predictNvls(const Topology& topo, int p, Bytes bytes, ProtocolChoice protocol) {

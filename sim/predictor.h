@@ -4,10 +4,14 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <memory>
 #include <string_view>
+#include <tuple>
 
 #include "collectives/plan/plan.h"
 #include "sim/algorithms.h"
+#include "sim/analytic.h"
 #include "sim/protocol.h"
 #include "sim/replay.h"
 #include "sim/topology.h"
@@ -33,6 +37,12 @@ struct Predictor {
   ReplayOptions replayOptions = {};  // stragglers, trace
   int channels = 0;                  // 0: the topology's (Topology::channels())
   ProtocolChoice protocol = ProtocolChoice::Auto;  // one protocol per call (protocol.h); forced needs ll_protocol
+  // The closed forms' α, β (effectiveParams) per (collective, algorithm, ranks, channels), kept across
+  // this Predictor's analytic predictions and its copies' (same topology): they do not depend on the
+  // size, and each costs a route of every message of the pattern, O(ranks); a crossover search predicts
+  // some 130 sizes, which made `scale` on 2^16 nodes take minutes.
+  using ParamsKey = std::tuple<plan::Collective, plan::Algorithm, int, int>;
+  std::shared_ptr<std::map<ParamsKey, CostParams>> paramsMemo = std::make_shared<std::map<ParamsKey, CostParams>>();
 
   // The model really used for `a` (hier-tree: always analytic).
   [[nodiscard]] Model modelFor(SimAlgorithm a) const;
@@ -41,6 +51,10 @@ struct Predictor {
   // Time of collective c with algorithm a on p ranks, NCCL API count `count`, and the protocol all its
   // messages took; a replay's details go to `detail` when given.
   Prediction predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const;
+  // Op-slices the replay of this prediction would run, summed over the protocol runs it makes
+  // (replayOpSlices, replay.h); 0 where the analytic model predicts it. Counting stops past `limit`. The
+  // cost of a prediction that the commands predicting many add up (replay_work.h).
+  [[nodiscard]] std::int64_t replayOpSlices(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, std::int64_t limit) const;
   // The time alone.
   Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
     return predict(c, a, p, count, detail).time;

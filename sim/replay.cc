@@ -96,7 +96,7 @@ class Engine {
     if (n > topo_.nranks())
       throw InvalidArgument("replay: plan has " + std::to_string(n) + " ranks but topology '" +
                                   topo_.spec().name + "' has " + std::to_string(topo_.nranks()));
-    result_.sliceElems = opt_.sliceElems > 0 ? opt_.sliceElems : opt_.sliceElems == 0 ? autoSliceElems(source_, opt_.elemSize) : 0;
+    result_.sliceElems = resolvedSliceElems(source_, opt_);
     slice_ = result_.sliceElems;
     checkSize();
     setupResources();
@@ -610,6 +610,16 @@ class Engine {
 };
 
 }  // namespace
+
+std::int64_t resolvedSliceElems(const plan::OpSource& source, const ReplayOptions& options) {
+  return options.sliceElems > 0 ? options.sliceElems : options.sliceElems == 0 ? autoSliceElems(source, options.elemSize) : 0;
+}
+
+std::int64_t replayOpSlices(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options, std::int64_t limit) {
+  const auto runs = static_cast<std::int64_t>(protocolCandidates(topo.spec(), options.protocol).size());
+  const std::int64_t perRun = source.opSlices(resolvedSliceElems(source, options), limit / runs);
+  return perRun > limit / runs ? limit + 1 : perRun * runs;
+}
 
 std::int64_t autoSliceElems(const plan::OpSource& source, std::int64_t elemSize) {
   const std::int64_t maxOp = source.maxOpCount();

@@ -117,6 +117,16 @@ struct ReplayResult {
 std::int64_t autoSliceElems(const plan::Plan& plan, std::int64_t elemSize);
 std::int64_t autoSliceElems(const plan::OpSource& source, std::int64_t elemSize);
 
+// The slice size a replay with these options takes (elements; 0 = whole ops): options.sliceElems, or
+// auto slicing's.
+std::int64_t resolvedSliceElems(const plan::OpSource& source, const ReplayOptions& options);
+
+// The op-slices a replay of `source` with `options` runs at most: one run's (OpSource::opSlices at the
+// slice it takes) times the protocol runs it makes (auto: one per protocol the topology allows; a loser
+// stops at the winner's finish, so this is an upper bound). Past `limit` it returns limit + 1 without
+// counting further. The cost the commands that replay many times add up (replay_work.h).
+std::int64_t replayOpSlices(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options, std::int64_t limit);
+
 // Throws cclab::InvalidArgument if the plan's nranks exceeds the topology's or kMaxReplayRanks, or it
 // would run more than kMaxReplayOpSlices op-slices, std::runtime_error if the
 // plan deadlocks (a receive that is never matched).

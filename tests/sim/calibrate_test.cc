@@ -193,3 +193,22 @@ TEST(Calibrate, SplitsFittedFromHeldOutPoints) {
   EXPECT_EQ(sets.check[2].source, "c");
   EXPECT_EQ(sizesOf(sets.check[2]), (std::vector<Bytes>{2048}));
 }
+
+// Issue 32 #21: with fewer distinct points than parameters a fit passes through every point whatever
+// its parameters (on main: 2 parameters fitted to 1 point, 0% error). Refused before any replay, naming
+// both counts; the same size measured in two files counts once.
+TEST(Calibrate, RefusesFitsWithFewerDistinctPointsThanParameters) {
+  const TopologySpec host = *findPreset("host");
+  CalibrationOptions o;
+  o.params = {"classes.thread.latency_us", "classes.thread.bandwidth_gbps"};
+  const Measurement one = synthetic(host, plan::Algorithm::Ring, 4, {65536});
+  try {
+    (void)calibrate(host, {one}, {}, o);
+    ADD_FAILURE() << "a fit of 2 parameters to 1 point was taken";
+  } catch (const MeasuredError& e) {
+    EXPECT_NE(std::string(e.what()).find("2 parameters cannot be fitted to 1 distinct measured point(s)"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW((void)calibrate(host, {one, one}, {}, o), MeasuredError);  // the same point twice is one point
+  const Measurement two = synthetic(host, plan::Algorithm::Ring, 4, {1024, 65536});
+  EXPECT_NO_THROW((void)calibrate(host, {two}, {}, o));
+}

@@ -270,3 +270,65 @@ TEST(Cli, APlanTooLargeUnslicedSaysSo) {
   EXPECT_NE(r.output.find("ops over its 32768 ranks even unsliced"), std::string::npos) << r.output;
   EXPECT_EQ(r.output.find("slice size 0"), std::string::npos) << r.output;
 }
+
+// Issue 32 #9, #10: the replays of a whole command are counted before the first (sim/replay_work.h)
+// and refused past the limit in one line, before the table's header. On main `scale --model replay` at
+// 1 TiB per rank and `compare --model replay` of a 3000-run log ran for hours (killed here by
+// `timeout`, status 124 instead of 2).
+TEST(Cli, RunawayReplayWorkOfScaleAndCompareIsRefusedBeforeTheFirstReplay) {
+  const std::string bin = "timeout 60 " + std::string(CCLAB_SIM_BIN);
+  const CliRun s = cclab::testing::runShell(bin + " scale --model replay --nodes 1..4 --size 1T");
+  EXPECT_EQ(s.status, 2) << s.output;
+  EXPECT_NE(s.output.find("scale's replay work (op-slices of every algorithm at every node count) is "), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("more than the limit of 200000000"), std::string::npos) << s.output;
+  EXPECT_NE(s.output.find("use --model analytic"), std::string::npos) << s.output;
+  EXPECT_EQ(std::count(s.output.begin(), s.output.end(), '\n'), 1) << s.output;
+  // The analytic model replays nothing: the same sweep is a table.
+  const CliRun analytic = run("scale --nodes 1..4 --size 1T --algos ring");
+  EXPECT_EQ(analytic.status, 0) << analytic.output;
+
+  const std::string dir = std::string(CCLAB_SOURCE_DIR) + "/tests/sim/data/";
+  const auto big = std::filesystem::temp_directory_path() / ("cclab_sim_3000runs_" + std::to_string(::getpid()) + ".txt");
+  {
+    std::ifstream in(dir + "nccl-tests/nccl-tests-309-h100-ib400-runs.txt");  // 3 runs
+    const std::string runs((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::ofstream out(big);
+    for (int i = 0; i < 1000; ++i) out << runs;
+  }
+  const std::string args = " compare " + big.string() + " --collective allreduce --topo " + dir + "nccl/ibm-gx3d-h100.xml";
+  const CliRun c = cclab::testing::runShell(bin + args + " --model replay");
+  EXPECT_EQ(c.status, 2) << c.output;
+  EXPECT_NE(c.output.find("compare's replay work (op-slices of every candidate algorithm for every row of every run) is "),
+            std::string::npos)
+      << c.output;
+  EXPECT_NE(c.output.find("use --model analytic"), std::string::npos) << c.output;
+  EXPECT_EQ(c.output.find("# cclab-sim compare:"), std::string::npos) << c.output;
+  std::filesystem::remove(big);
+}
+
+// Issue 32 #21: a fit with fewer distinct points than parameters is refused in one line naming both
+// counts (on main it fitted 2 parameters to 1 point and reported 0% error), and a calibration whose
+// cross-validation cannot run says so on stdout and in -J (on main it was left out silently).
+TEST(Cli, CalibrateRefusesUnderDeterminedFitsAndSaysWhenCrossValidationIsSkipped) {
+  const std::filesystem::path dir = std::filesystem::temp_directory_path() / ("cclab_sim_cv_" + std::to_string(::getpid()));
+  std::filesystem::create_directories(dir);
+  const std::string params = " --params classes.thread.latency_us,classes.thread.bandwidth_gbps";
+  std::ofstream(dir / "one.json") << R"({"collective":"allreduce","algo":"ring","nranks":4,"results":[{"size":65536,"oop":{"time_us":40}}]})";
+  const CliRun one = run("calibrate --measured " + (dir / "one.json").string() + " --topo host" + params + " -o " + (dir / "o.json").string());
+  EXPECT_EQ(one.status, 2) << one.output;
+  EXPECT_NE(one.output.find("2 parameters cannot be fitted to 1 distinct measured point(s)"), std::string::npos) << one.output;
+  EXPECT_EQ(std::count(one.output.begin(), one.output.end(), '\n'), 1) << one.output;
+  EXPECT_FALSE(std::filesystem::exists(dir / "o.json"));
+  std::ofstream(dir / "two.json") << R"({"collective":"allreduce","algo":"ring","nranks":4,"results":[{"size":1024,"oop":{"time_us":12}},)"
+                                     R"({"size":65536,"oop":{"time_us":40}}]})";
+  const CliRun two = run("calibrate --measured " + (dir / "two.json").string() + " --topo host" + params + " -o " + (dir / "o.json").string() +
+                         " -J " + (dir / "fit.json").string());
+  ASSERT_EQ(two.status, 0) << two.output;
+  EXPECT_NE(two.output.find("# cross-validation skipped: the fitted points have 2 distinct size(s); leaving one out needs at least 3"),
+            std::string::npos)
+      << two.output;
+  std::ifstream in(dir / "fit.json");
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_EQ(j["cv_skipped"], "the fitted points have 2 distinct size(s); leaving one out needs at least 3");
+  std::filesystem::remove_all(dir);
+}

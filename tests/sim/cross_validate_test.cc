@@ -61,5 +61,19 @@ TEST(CrossValidation, AnOutlierSizeIsWorseHeldOutThanFitted) {
   EXPECT_GT(held, 0.5);  // predicted from the other four, it is off by about the factor 3
 }
 
+// Issue 32 #21: cross-validation that cannot run says why (on main it was left out without a word):
+// fewer than 3 sizes, or a fold that would leave fewer distinct points than parameters.
+TEST(CrossValidation, SaysWhyItIsSkipped) {
+  const Measurement m = modelled(*findPreset("host"));
+  EXPECT_EQ(crossValidationSkipped({m}, 2), "");
+  Measurement two = m;
+  two.points.resize(2);
+  EXPECT_EQ(crossValidationSkipped({two}, 2), "the fitted points have 2 distinct size(s); leaving one out needs at least 3");
+  EXPECT_TRUE(leaveOneSizeOut(*findPreset("host"), {two}, options()).empty());
+  Measurement three = m;
+  three.points.resize(3);
+  EXPECT_EQ(crossValidationSkipped({three}, 3), "without size 4096 bytes 2 distinct point(s) are left for 3 parameters");
+}
+
 }  // namespace
 }  // namespace cclab::sim

@@ -4,6 +4,7 @@
 
 #include "collectives/core/errors.h"
 #include "sim/crossover.h"
+#include "sim/presets.h"
 #include "sim/topology.h"
 #include "tests/sim/uniform_topology.h"
 
@@ -47,6 +48,18 @@ TEST(Crossover, RecursiveDoublingAgainstRingOnFourFullyConnectedRanks) {
   EXPECT_EQ(allReduceCrossover(q, SimAlgorithm::RecursiveDoubling, SimAlgorithm::Ring), Bytes{16016});
   // The ring is never faster than itself.
   EXPECT_EQ(allReduceCrossover(p, SimAlgorithm::Ring, SimAlgorithm::Ring), std::nullopt);
+}
+
+// Issue 32 #8: a crossover search predicts some 130 sizes; the α-β parameters, which do not depend on
+// the size, are computed once per algorithm (Predictor::paramsMemo), not once per size: on main each
+// prediction routed the whole pattern again, and `scale --nodes 1..65536` took minutes.
+TEST(Crossover, ASearchRoutesEachAlgorithmsPatternOnce) {
+  const Topology topo(resized(*findPreset("cluster"), 0, 2));
+  const Predictor predict{.topo = topo, .model = Model::Analytic};
+  (void)allReduceCrossover(predict, SimAlgorithm::Tree, SimAlgorithm::Ring);
+  EXPECT_EQ(predict.paramsMemo->size(), 2u);  // tree and ring, whatever the number of sizes tried
+  (void)allReduceCrossover(predict, SimAlgorithm::DoubleBinaryTree, SimAlgorithm::Ring);
+  EXPECT_EQ(predict.paramsMemo->size(), 3u);
 }
 
 }  // namespace
