@@ -33,6 +33,27 @@ plan::PlanShape Predictor::shape() const {
   return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode(), .nicsPerNode = nics};
 }
 
+Predictor::ReplayCall Predictor::replayCall(plan::Collective c, plan::Algorithm ran, int p, std::int64_t count,
+                                            std::int64_t treeChunk) const {
+  if (p > kMaxReplayRanks)
+    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
+                          std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
+  ReplayCall call{plan::makeOpSource(c, ran, p, count, root, shape()), replayOptions};  // ring, hier: the rule, never the whole plan
+  call.options.elemSize = elemSize;
+  call.options.sliceElems = sliceBytes == kAutoSlice && treeChunk > 0 ? treeChunk : sliceElemsOf(sliceBytes, elemSize);
+  call.options.protocol = protocol;
+  return call;
+}
+
+std::int64_t Predictor::traceEventBound(plan::Collective c, SimAlgorithm a, int p, std::int64_t count) const {
+  if (a == SimAlgorithm::Nvls || modelFor(a) == Model::Analytic) return 0;
+  const plan::Algorithm ran = plan::generatedAlgorithm(c, infoOf(a).planAlgorithm);
+  const plan::PlanShape sh = shape();
+  const bool ncclTree = c == plan::Collective::AllReduce && ran == plan::Algorithm::Tree;  // as predict()
+  const ReplayCall call = replayCall(c, ran, p, count, ncclTree ? ncclTreeChunkElems(count, elemSize, sh.channels, p, sh.ranksPerNode) : 0);
+  return sim::traceEventBound(*call.ops, call.options);
+}
+
 Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
   const plan::PlanShape sh = shape();
@@ -68,15 +89,8 @@ Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::in
     return predictOn(topo, {.collective = c, .algorithm = ran, .nranks = p, .count = count, .elemSize = elemSize,
                             .sliceElems = slice, .ranksPerNode = sh.ranksPerNode}, sh, protocol);
   }
-  if (p > kMaxReplayRanks)
-    throw InvalidArgument("a replay of " + std::to_string(p) + " ranks is more than a replay runs (at most " +
-                          std::to_string(kMaxReplayRanks) + " ranks); use --model analytic");
-  const auto ops = plan::makeOpSource(c, ran, p, count, root, sh);  // ring, hier: the rule, never the whole plan
-  ReplayOptions o = replayOptions;
-  o.elemSize = elemSize;
-  o.sliceElems = sliceBytes == kAutoSlice && ncclTree ? treeChunk : sliceElemsOf(sliceBytes, elemSize);
-  o.protocol = protocol;
-  ReplayResult r = replay(*ops, topo, o);  // auto: one run per protocol on the same op source
+  const ReplayCall call = replayCall(c, ran, p, count, treeChunk);
+  ReplayResult r = replay(*call.ops, topo, call.options);  // auto: one run per protocol on the same op source
   const Prediction out{r.time, r.protocol};
   if (detail) *detail = std::move(r);
   return out;

@@ -4,8 +4,10 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string_view>
 
+#include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
 #include "sim/algorithms.h"
 #include "sim/protocol.h"
@@ -45,6 +47,18 @@ struct Predictor {
   Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
     return predict(c, a, p, count, detail).time;
   }
+  // At most how many trace events predict() records for this call with replayOptions.trace set
+  // (replay.h, traceEventBound), computed without replaying; 0 where no replay runs (analytic, nvls).
+  [[nodiscard]] std::int64_t traceEventBound(plan::Collective c, SimAlgorithm a, int p, std::int64_t count) const;
+
+ private:
+  // The op source and options predict() replays (ran: the plan algorithm; treeChunk: NCCL's tree
+  // chunk for auto slices, 0 for the others).
+  struct ReplayCall {
+    std::unique_ptr<plan::OpSource> ops;
+    ReplayOptions options;
+  };
+  [[nodiscard]] ReplayCall replayCall(plan::Collective c, plan::Algorithm ran, int p, std::int64_t count, std::int64_t treeChunk) const;
 };
 
 // NVLS allreduce of `bytes` on p ranks (analytic_nvls.cc): one NVSwitch node, or whole nodes of a
