@@ -676,6 +676,7 @@ int runTopo(const std::string& name, const std::string& out, bool describe, cons
 }  // namespace
 
 int main(int argc, char** argv) {
+  conventions::ignoreFileSizeSignal();  // ulimit -f: an output fails with one line (exit 1), not SIGXFSZ
   CLI::App app{"cclab-sim: predicted collective performance (analytic model and plan replay)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all");

@@ -62,19 +62,6 @@ std::filesystem::path replaceTarget(const std::filesystem::path& path, const std
   return target;
 }
 
-// SIGXFSZ's default action kills the process at a write past RLIMIT_FSIZE (`ulimit -f`), before any
-// error path can remove the temporary file or a tool's shared segments; ignored, the write fails with
-// EFBIG and is reported like a full disk. Process-wide, checked at every writer (two system calls); a
-// handler the program set is kept.
-void ignoreFileSizeSignal() {
-  struct sigaction current {};
-  if (::sigaction(SIGXFSZ, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
-  struct sigaction ignore {};
-  ignore.sa_handler = SIG_IGN;
-  sigemptyset(&ignore.sa_mask);
-  ::sigaction(SIGXFSZ, &ignore, nullptr);
-}
-
 // What a path names, to compare outputs: an existing file by its device and inode (through symlinks;
 // hard links share the inode), any path by its absolute form with the existing directories resolved.
 struct FileIdentity {
@@ -105,6 +92,17 @@ bool sameFile(const FileIdentity& a, const FileIdentity& b) {
 }
 
 }  // namespace
+
+// SIGXFSZ's default action kills the process at a write past RLIMIT_FSIZE, before any error path can
+// remove the temporary file or a tool's shared segments. Checked at every writer (two system calls).
+void ignoreFileSizeSignal() noexcept {
+  struct sigaction current {};
+  if (::sigaction(SIGXFSZ, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGXFSZ, &ignore, nullptr);
+}
 
 void checkWritable(const std::filesystem::path& path, std::string_view what) {
   const std::string label(what);

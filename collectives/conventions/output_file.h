@@ -10,9 +10,8 @@
 //
 // A replaced file keeps its permission bits (a 0640 result stays 0640); a new file is 0644, readable by
 // everyone on the machine, whatever the umask (as every tool wrote it before). A file-size limit
-// (`ulimit -f`) is a failed write like a full disk: the writer ignores SIGXFSZ (process-wide, when its
-// disposition is the default: a handler the program set is kept), so write() fails with EFBIG, the temporary file is
-// removed and the tool exits 1 with one line instead of being killed by the signal.
+// (`ulimit -f`) is a failed write like a full disk, not a kill by SIGXFSZ (ignoreFileSizeSignal below):
+// write() fails with EFBIG, the temporary file is removed and the tool exits 1 with one line.
 #pragma once
 
 #include <sys/types.h>
@@ -54,13 +53,20 @@ class AtomicFileWriter {
   mode_t mode_ = 0644;
 };
 
+// Makes a file-size limit (`ulimit -f`) an error instead of a kill: SIGXFSZ is ignored process-wide
+// when its disposition is the default (a handler the program set is kept), so a write or ftruncate
+// past the limit fails with EFBIG. The writer calls it; tools call it first thing in main, so the
+// other files they make (the process backend's shared segments) fail the same way and every exit
+// path (one line, segments removed) runs.
+void ignoreFileSizeSignal() noexcept;
+
 // One output of a tool: its flag ("-J") and its path ("" when not given: skipped).
 struct NamedOutput {
   std::string_view flag;
   std::filesystem::path path;
 };
-// Throws InvalidArgument ("-J 'a.json' and --trace './a.json' are the same file; give each output its
-// own path") when two outputs name one file: the same path, or the same file through a symlink, a hard
+// Throws InvalidArgument ("-J 'a.json' and --trace './a.json' name the same file; give each output
+// its own path") when two outputs name one file: the same path, or the same file through a symlink, a hard
 // link or another spelling ("./x", "d/../x"). Two outputs written to one file would silently keep only
 // the later one. Call it before the work, with every output of the command.
 void checkDistinctOutputs(std::initializer_list<NamedOutput> outputs);
