@@ -19,6 +19,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "collectives/conventions/limits.h"
 #include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/input_file.h"
@@ -184,6 +185,7 @@ int runNcclComparison(Collective c, const CollectiveCmd& cmd, const Topology& to
 int runCollective(Collective c, const CollectiveCmd& cmd) {
   checkOutput(cmd.common.json, "-J");
   checkOutput(cmd.trace, "--trace");
+  conventions::checkDistinctOutputs({{"-J", cmd.common.json}, {"--trace", cmd.trace}});
   const TopologySpec spec = cmd.common.spec();
   const Topology topo(spec);
   const int p = topo.nranks();
@@ -198,10 +200,16 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
     algos.push_back(parseSimAlgorithm(text));
     checkAlgorithm(c, algos.back(), spec.kind == TopologyKind::Cluster);
   }
+  Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
+                    .root = cmd.common.root, .channels = cmd.common.channels, .protocol = cmd.common.protocol};
+  // --trace records the replay of the largest size only (the one written), bounded before any replay.
+  if (!cmd.trace.empty())
+    for (const SimAlgorithm algo : algos)
+      conventions::requireAtMost(predict.traceEventBound(c, algo, p, apiCount(c, p, sizes.back(), e)), conventions::kMaxTraceEvents,
+                                 fmt::format("--trace: the events of the {} {} replay on {} ranks (at most 2 per op-slice)",
+                                             humanBytes(sizes.back()), name(algo), p),
+                                 "a Chrome trace viewer opens a few million; trace a smaller -e, fewer ranks or a larger --slice");
   for (const SimAlgorithm algo : algos) {
-    Predictor predict{.topo = topo, .model = cmd.common.model, .sliceBytes = cmd.common.sliceBytes(), .elemSize = e,
-                      .root = cmd.common.root, .replayOptions = {.trace = !cmd.trace.empty()}, .channels = cmd.common.channels,
-                      .protocol = cmd.common.protocol};
     const Model model = predict.modelFor(algo);
     PredictedRun run;
     run.collective = c;
@@ -217,6 +225,7 @@ int runCollective(Collective c, const CollectiveCmd& cmd) {
     ReplayResult last;
     for (Bytes size : sizes) {
       const std::int64_t count = apiCount(c, p, size, e);
+      predict.replayOptions.trace = !cmd.trace.empty() && size == sizes.back();
       const Prediction t = predict.predict(c, algo, p, count, &last);
       run.rows.push_back(makeRow(c, p, size, e, t.time));
       run.rows.back().protocol = t.protocol;
@@ -466,6 +475,7 @@ nlohmann::json errorsJson(const std::vector<PointError>& errors) {
 int runCalibrate(const CalibrateCmd& cmd) {
   checkOutput(cmd.out, "-o");
   checkOutput(cmd.json, "-J");
+  conventions::checkDistinctOutputs({{"-o", cmd.out}, {"-J", cmd.json}});
   auto dump = resolveNcclTopology(cmd.topo, cmd.nodes);
   if (cmd.nodes > 0 && !dump) throw InvalidArgument("calibrate: --nodes is for an NCCL topology dump (--topo FILE.xml)");
   TopologySpec spec = dump ? *dump : resolveTopology(cmd.topo);
@@ -705,6 +715,7 @@ int runTopo(const std::string& name, const std::string& out, bool describe, cons
 }  // namespace
 
 int main(int argc, char** argv) {
+  conventions::ignoreFileSizeSignal();  // ulimit -f: an output fails with one line (exit 1), not SIGXFSZ
   CLI::App app{"cclab-sim: predicted collective performance (analytic model and plan replay)"};
   app.require_subcommand(1);
   app.set_help_all_flag("--help-all");

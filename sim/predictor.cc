@@ -62,6 +62,12 @@ plan::PlanShape Predictor::shape() const {
   return {.channels = channels > 0 ? channels : topo.channels(), .ranksPerNode = topo.ranksPerNode(), .nicsPerNode = nics};
 }
 
+std::int64_t Predictor::traceEventBound(plan::Collective c, SimAlgorithm a, int p, std::int64_t count) const {
+  if (a == SimAlgorithm::Nvls || modelFor(a) == Model::Analytic) return 0;
+  const ReplayInput in = replayInput(*this, c, a, p, count);
+  return sim::traceEventBound(*in.ops, in.options);
+}
+
 Prediction Predictor::predict(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail) const {
   const SimAlgorithmInfo& info = infoOf(a);
   const plan::PlanShape sh = shape();

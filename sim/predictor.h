@@ -9,6 +9,7 @@
 #include <string_view>
 #include <tuple>
 
+#include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
 #include "sim/algorithms.h"
 #include "sim/analytic.h"
@@ -59,6 +60,9 @@ struct Predictor {
   Micros operator()(plan::Collective c, SimAlgorithm a, int p, std::int64_t count, ReplayResult* detail = nullptr) const {
     return predict(c, a, p, count, detail).time;
   }
+  // At most how many trace events predict() records for this call with replayOptions.trace set
+  // (replay.h, traceEventBound), computed without replaying; 0 where no replay runs (analytic, nvls).
+  [[nodiscard]] std::int64_t traceEventBound(plan::Collective c, SimAlgorithm a, int p, std::int64_t count) const;
 };
 
 // NVLS allreduce of `bytes` on p ranks (analytic_nvls.cc): one NVSwitch node, or whole nodes of a

@@ -11,6 +11,8 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cmath>
+#include <iterator>
 #include <fstream>
 #include <functional>
 #include <limits>
@@ -21,6 +23,7 @@
 #include <stdexcept>
 #include <unordered_map>
 
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include "collectives/plan/phase_deps.h"
@@ -99,6 +102,10 @@ class Engine {
     result_.sliceElems = resolvedSliceElems(source_, opt_);
     slice_ = result_.sliceElems;
     checkSize();
+    if (opt_.trace)
+      conventions::requireAtMost(traceEventBound(source_, opt_), static_cast<std::int64_t>(opt_.traceLimit),
+                                 "replay: the trace of this plan (events, at most 2 per op-slice)",
+                                 "the trace limit; trace a smaller size or fewer ranks");
     setupResources();
     seed();
   }
@@ -304,7 +311,7 @@ class Engine {
   }
 
   void record(std::string name, int pid, int tid, Micros start, Micros dur, Bytes bytes) {
-    if (result_.trace.size() >= opt_.traceLimit) {
+    if (result_.trace.size() >= opt_.traceLimit) {  // never with traceEventBound checked in begin(); kept as a guard
       result_.traceTruncated = true;
       return;
     }
@@ -683,17 +690,50 @@ ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOp
   return replay(plan::PlanOpSource(plan), topo, options);
 }
 
+std::int64_t traceEventBound(const plan::OpSource& source, const ReplayOptions& options) {
+  const plan::PlanInfo& info = source.info();
+  // Counted up to the op-slice limit, exact within it (a replay past it is refused anyway).
+  const std::int64_t opSlices = source.opSlices(resolvedSliceElems(source, options), std::max<std::int64_t>(1, options.maxOpSlices));
+  const std::int64_t gates = info.deps.empty() ? 0
+                             : static_cast<std::int64_t>(info.nranks) * std::max(1, info.nchannels) * std::max(1, info.nphases);
+  return 2 * opSlices + gates;
+}
+
+namespace {
+
+// A JSON number; a time that is not finite (never expected) as null, as nlohmann writes it.
+void appendNumber(std::string& out, double x) {
+  if (std::isfinite(x))
+    fmt::format_to(std::back_inserter(out), "{}", x);
+  else
+    out += "null";
+}
+
+}  // namespace
+
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path) {
-  nlohmann::json events = nlohmann::json::array();
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 0}, {"args", {{"name", "ranks (compute, waits)"}}}});
-  events.push_back({{"name", "process_name"}, {"ph", "M"}, {"pid", 1}, {"args", {{"name", "transfers (by sender)"}}}});
-  for (const auto& e : result.trace)
-    events.push_back({{"name", e.name}, {"ph", "X"}, {"pid", e.pid}, {"tid", e.tid}, {"ts", e.start},
-                      {"dur", e.duration}, {"args", {{"bytes", e.bytes}}}});
-  nlohmann::json doc = {{"traceEvents", events},
-                        {"displayTimeUnit", "ns"},
-                        {"otherData", {{"topology", topo.spec().name}, {"truncated", result.traceTruncated}}}};
-  conventions::writeFileAtomically(path, doc.dump() + "\n");  // whole or not at all; the old file kept on failure
+  // Written in pieces of about 1 MiB as it is made: a JSON tree of every event took several times the
+  // file's size (4.3 GB for a 230 MB trace). Whole or not at all; the old file kept on failure.
+  constexpr std::size_t kPiece = std::size_t{1} << 20;
+  conventions::AtomicFileWriter file(path);
+  std::string out = R"j({"traceEvents":[{"name":"process_name","ph":"M","pid":0,"args":{"name":"ranks (compute, waits)"}},)j"
+                    R"j({"name":"process_name","ph":"M","pid":1,"args":{"name":"transfers (by sender)"}})j";
+  for (const TraceEvent& e : result.trace) {
+    fmt::format_to(std::back_inserter(out), R"(,{{"name":{},"ph":"X","pid":{},"tid":{},"ts":)", nlohmann::json(e.name).dump(), e.pid, e.tid);
+    appendNumber(out, e.start);
+    out += R"(,"dur":)";
+    appendNumber(out, e.duration);
+    fmt::format_to(std::back_inserter(out), R"(,"args":{{"bytes":{}}}}})", e.bytes);
+    if (out.size() >= kPiece) {
+      file.write(out);
+      out.clear();
+    }
+  }
+  fmt::format_to(std::back_inserter(out), R"(],"displayTimeUnit":"ns","otherData":{{"topology":{},"truncated":{}}}}})",
+                 nlohmann::json(topo.spec().name).dump(), result.traceTruncated);
+  out += '\n';
+  file.write(out);
+  file.commit();
 }
 
 }  // namespace cclab::sim

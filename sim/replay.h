@@ -41,6 +41,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/conventions/limits.h"
 #include "collectives/core/straggler.h"
 #include "collectives/plan/op_source.h"
 #include "collectives/plan/plan.h"
@@ -89,7 +90,9 @@ struct ReplayOptions {
   std::vector<double> resourceSlowdown = {};  // per topology resource, divides its bandwidth; empty = 1
                                          // (one slow link that is not a rank's, e.g. an uplink)
   bool trace = false;                    // record a timeline (ReplayResult::trace)
-  std::size_t traceLimit = 2'000'000;    // events kept at most
+  // A trace past this many events (traceEventBound, before the run) is refused: the trainer's limit,
+  // a few hundred bytes of JSON each, and more than a trace viewer opens.
+  std::size_t traceLimit = static_cast<std::size_t>(conventions::kMaxTraceEvents);
 };
 
 struct TraceEvent {
@@ -136,7 +139,15 @@ std::int64_t replayOpSlices(const plan::OpSource& source, const Topology& topo, 
 ReplayResult replay(const plan::Plan& plan, const Topology& topo, const ReplayOptions& options = {});
 ReplayResult replay(const plan::OpSource& source, const Topology& topo, const ReplayOptions& options = {});
 
-// Chrome trace JSON (chrome://tracing, Perfetto) of a replay with options.trace set.
+// At most how many events one protocol run of `source` records with options.trace set, computed
+// without running it (a scan of the ops at most, as the op-slice limit's check): two per op-slice (a
+// rank's wait, then its reduce or copy; a Send's transfer is the one event of its op-slice), plus one
+// gate wait per agent and phase of a plan with phase deps. replay() refuses a trace past
+// options.traceLimit with it, before the run.
+std::int64_t traceEventBound(const plan::OpSource& source, const ReplayOptions& options);
+
+// Chrome trace JSON (chrome://tracing, Perfetto) of a replay with options.trace set. Streamed to the
+// file (conventions::AtomicFileWriter): memory beyond the events themselves stays about 1 MiB.
 void writeChromeTrace(const ReplayResult& result, const Topology& topo, const std::string& path);
 
 }  // namespace cclab::sim

@@ -17,6 +17,7 @@
 #include "bench/report/usage_error.h"
 #include "collectives/conventions/job_agreement.h"
 #include "collectives/conventions/memory_budget.h"
+#include "collectives/conventions/output_file.h"
 #include "collectives/core/knobs.h"
 #include "collectives/job.h"
 
@@ -136,6 +137,7 @@ void checkKnobs() {
 }
 
 int perfMain(int argc, const char* const* argv, plan::Collective collective) {
+  conventions::ignoreFileSizeSignal();  // ulimit -f: -J and the shared segments fail with one line, not SIGXFSZ
   startJob();  // under mpirun MPI_Init comes first: a process leaving before it leaves the others blocked in theirs
   const char* tool = perfToolName(collective);
   HarnessOptions options;

@@ -5,8 +5,11 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "collectives/core/errors.h"
 
@@ -59,7 +62,47 @@ std::filesystem::path replaceTarget(const std::filesystem::path& path, const std
   return target;
 }
 
+// What a path names, to compare outputs: an existing file by its device and inode (through symlinks;
+// hard links share the inode), any path by its absolute form with the existing directories resolved.
+struct FileIdentity {
+  bool exists = false;
+  dev_t device = 0;
+  ino_t inode = 0;
+  std::filesystem::path resolved;
+};
+
+FileIdentity identityOf(const std::filesystem::path& path) {
+  FileIdentity id;
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0) {
+    id.exists = true;
+    id.device = st.st_dev;
+    id.inode = st.st_ino;
+  }
+  std::error_code ec;
+  const std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  id.resolved = std::filesystem::weakly_canonical(absolute, ec);  // "./x", "d/../x", symlinked directories
+  if (ec) id.resolved = absolute.lexically_normal();
+  return id;
+}
+
+bool sameFile(const FileIdentity& a, const FileIdentity& b) {
+  if (a.exists && b.exists) return a.device == b.device && a.inode == b.inode;
+  return a.resolved == b.resolved;
+}
+
 }  // namespace
+
+// SIGXFSZ's default action kills the process at a write past RLIMIT_FSIZE, before any error path can
+// remove the temporary file or a tool's shared segments. Checked at every writer (two system calls).
+void ignoreFileSizeSignal() noexcept {
+  struct sigaction current {};
+  if (::sigaction(SIGXFSZ, nullptr, &current) != 0 || (current.sa_flags & SA_SIGINFO) != 0 || current.sa_handler != SIG_DFL) return;
+  struct sigaction ignore {};
+  ignore.sa_handler = SIG_IGN;
+  sigemptyset(&ignore.sa_mask);
+  ::sigaction(SIGXFSZ, &ignore, nullptr);
+}
 
 void checkWritable(const std::filesystem::path& path, std::string_view what) {
   const std::string label(what);
@@ -74,35 +117,64 @@ void checkWritable(const std::filesystem::path& path, std::string_view what) {
 }
 
 void writeFileAtomically(const std::filesystem::path& path, std::string_view content) {
+  AtomicFileWriter file(path);
+  file.write(content);
+  file.commit();
+}
+
+AtomicFileWriter::AtomicFileWriter(const std::filesystem::path& path) : path_(path) {
   if (path.empty()) throw Error("cannot write: empty path");
-  const std::filesystem::path target = replaceTarget<Error>(path, "cannot write");
-  std::string name;
-  int fd = createTemporary(target, name, "cannot write");
-  const char* p = content.data();
-  std::size_t left = content.size();
-  while (left > 0) {
-    ssize_t n = ::write(fd, p, left);
+  ignoreFileSizeSignal();
+  target_ = replaceTarget<Error>(path, "cannot write");
+  struct stat st {};
+  if (::stat(target_.c_str(), &st) == 0) mode_ = st.st_mode & 0777;  // a replaced file keeps its permissions
+  fd_ = createTemporary(target_, temporary_, "cannot write");
+}
+
+AtomicFileWriter::~AtomicFileWriter() {
+  if (fd_ >= 0) ::close(fd_);
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+}
+
+void AtomicFileWriter::fail(const std::string& why) {
+  if (fd_ >= 0) ::close(fd_);
+  fd_ = -1;
+  if (!temporary_.empty()) ::unlink(temporary_.c_str());
+  temporary_.clear();
+  throw Error("cannot write '" + path_.string() + "': " + why);
+}
+
+void AtomicFileWriter::write(std::string_view piece) {
+  if (fd_ < 0) fail("the file was already written or has failed");
+  while (!piece.empty()) {
+    const ssize_t n = ::write(fd_, piece.data(), piece.size());
     if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      std::string why = std::strerror(errno);
-      ::close(fd);
-      ::unlink(name.c_str());
-      throw Error("cannot write '" + path.string() + "': " + why);
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
+    if (n <= 0) fail(std::strerror(n < 0 ? errno : EIO));
+    piece.remove_prefix(static_cast<std::size_t>(n));
   }
-  // mkstemp makes the file 0600; results are for everyone on the machine to read, as a plain open would be.
-  ::fchmod(fd, 0644);
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(name.c_str());
-    throw Error("cannot write '" + path.string() + "': " + why);
-  }
-  if (::rename(name.c_str(), target.c_str()) != 0) {
-    std::string why = std::strerror(errno);
-    ::unlink(name.c_str());
-    throw Error("cannot write '" + path.string() + "': " + why);
+}
+
+void AtomicFileWriter::commit() {
+  if (fd_ < 0) fail("the file was already written or has failed");
+  // mkstemp makes the file 0600: a new file is 0644 (results are for everyone on the machine to read),
+  // a replaced one keeps its mode.
+  if (::fchmod(fd_, mode_) != 0 || ::fsync(fd_) != 0) fail(std::strerror(errno));
+  const int fd = fd_;
+  fd_ = -1;
+  if (::close(fd) != 0 || ::rename(temporary_.c_str(), target_.c_str()) != 0) fail(std::strerror(errno));
+  temporary_.clear();
+}
+
+void checkDistinctOutputs(std::initializer_list<NamedOutput> outputs) {
+  std::vector<std::pair<const NamedOutput*, FileIdentity>> given;
+  for (const NamedOutput& o : outputs) {
+    if (o.path.empty()) continue;
+    FileIdentity id = identityOf(o.path);
+    for (const auto& [earlier, seen] : given)
+      if (sameFile(seen, id))
+        throw InvalidArgument(std::string(earlier->flag) + " '" + earlier->path.string() + "' and " + std::string(o.flag) + " '" +
+                              o.path.string() + "' name the same file; give each output its own path");
+    given.emplace_back(&o, std::move(id));
   }
 }
 

@@ -62,6 +62,48 @@ TEST(PerfOutputFile, ASymlinkIsWrittenThrough) {
   EXPECT_EQ(s.str().rfind("{", 0), 0U) << "the linked file holds the JSON";
 }
 
+// Under a file-size limit (`ulimit -f`, SIGXFSZ at its default) -J fails like a full disk: exit 1, one
+// line, the old file kept, no temporary left. It used to die by SIGXFSZ (153, nothing printed).
+TEST(PerfOutputFile, AFileSizeLimitFailsInOneLineAndKeepsTheOldFile) {
+  const fs::path dir = tempPath("fsize");
+  fs::create_directories(dir);
+  const fs::path json = dir / "r.json";
+  std::ofstream(json) << "old";
+  std::string cmd = "trap - XFSZ; ulimit -f 1; exec " + binPath("all_reduce_perf");
+  for (const std::string& a : with(kSmallRun, {"-J", json.string()})) cmd += " " + a;
+  const ToolRun run = runProgram("sh", {"-c", cmd});
+  EXPECT_EQ(run.status, 1) << run.err;
+  EXPECT_EQ(linesOf(run.err).size(), 1U) << run.err;
+  EXPECT_NE(run.err.find("all_reduce_perf: error: cannot write '" + json.string() + "': File too large"), std::string::npos) << run.err;
+  std::ifstream f(json);
+  std::stringstream s;
+  s << f.rdbuf();
+  EXPECT_EQ(s.str(), "old");
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 1) << "no temporary file left behind";
+}
+
+// Under mpirun the same limit meets the process backend's shared segments first (1 GiB each, made with
+// ftruncate): every rank fails in one line and removes its segments on the normal error path. They used
+// to die by SIGXFSZ, leaving /dev/shm/cclab-* until a later run swept them.
+TEST(PerfOutputFile, AFileSizeLimitUnderMpirunFailsInOneLineAndLeavesNoSegments) {
+  if (!onPath("mpirun")) GTEST_SKIP() << "no mpirun on PATH";
+  std::string cmd = "trap - XFSZ; ulimit -f 20000; exec timeout -s KILL 60 mpirun --allow-run-as-root --oversubscribe --bind-to none -np 2 " +
+                    binPath("all_reduce_perf") + " --backend proc -b 8 -e 8 -w 0 -n 1";
+  const ToolRun run = runProgram("sh", {"-c", cmd}, {"OMPI_ALLOW_RUN_AS_ROOT=1", "OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1"});
+  EXPECT_NE(run.status, 0) << run.err;
+  EXPECT_NE(run.status, 128 + 25) << "killed by SIGXFSZ: " << run.err;
+  const std::string said = "all_reduce_perf: error: proc: ftruncate('/";
+  const std::size_t at = run.err.find(said);
+  ASSERT_NE(at, std::string::npos) << run.err;
+  EXPECT_NE(run.err.find("File too large"), std::string::npos) << run.err;
+  // The job's segments: /dev/shm/cclab-<job>n<node>-...; none may be left.
+  const std::string name = run.err.substr(at + said.size());
+  const std::string job = name.substr(0, name.find("n0-"));
+  ASSERT_EQ(job.rfind("cclab-", 0), 0U) << name;
+  for (const auto& e : fs::directory_iterator("/dev/shm"))
+    EXPECT_NE(e.path().filename().string().rfind(job, 0), 0U) << e.path() << " left behind";
+}
+
 TEST(PerfKnobs, HelpEnvListsEveryKnob) {
   for (const char* tool : {"all_reduce_perf", "reduce_scatter_perf", "broadcast_perf"}) {
     const ToolRun run = runTool(tool, {"--help-env"});

@@ -172,5 +172,109 @@ TEST(OutputFile, AFailedWriteOnAFullDiskKeepsTheOldFile) {
   EXPECT_EQ(entries(d.path), 1U) << "no temporary file left behind";
 }
 
+// A file-size limit (`ulimit -f`) without SIGXFSZ ignored by the caller: the write fails like a full
+// disk, one line, the old file kept, no temporary left. It used to kill the process with SIGXFSZ (exit
+// 153, nothing printed) and leave ".r.json.tmp.*" behind.
+TEST(OutputFile, AFileSizeLimitFailsTheWriteInsteadOfKillingTheProcess) {
+  TempDir d;
+  const fs::path f = d.path / "r.json";
+  writeFileAtomically(f, "old");
+  const pid_t child = ::fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    std::signal(SIGXFSZ, SIG_DFL);  // as a tool starts
+    const rlimit limit{4096, 4096};
+    ::setrlimit(RLIMIT_FSIZE, &limit);
+    const std::string m = writeFailure(f, std::string(100000, 'x'));
+    ::_exit(m.find("cannot write '" + f.string() + "'") != std::string::npos && m.find("too large") != std::string::npos ? 0 : 1);
+  }
+  int status = 0;
+  ASSERT_EQ(::waitpid(child, &status, 0), child);
+  EXPECT_FALSE(WIFSIGNALED(status)) << "killed by signal " << WTERMSIG(status);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "the write did not fail with one line naming the file";
+  EXPECT_EQ(slurp(f), "old");
+  EXPECT_EQ(entries(d.path), 1U) << "no temporary file left behind";
+}
+
+// Replacing a file keeps its permission bits (it used to reset them to 0644); a new file is 0644.
+TEST(OutputFile, AReplacedFileKeepsItsMode) {
+  TempDir d;
+  const fs::path f = d.path / "r.json";
+  writeFileAtomically(f, "first");
+  struct stat st {};
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0644U);
+  for (const mode_t mode : {0640U, 0600U, 0664U}) {
+    ASSERT_EQ(::chmod(f.c_str(), mode), 0);
+    writeFileAtomically(f, "again");
+    ASSERT_EQ(::stat(f.c_str(), &st), 0);
+    EXPECT_EQ(st.st_mode & 07777, mode);
+    EXPECT_EQ(slurp(f), "again");
+  }
+  // Through a symlink: the file it resolves to keeps its mode, the link stays.
+  const fs::path link = d.path / "link.json";
+  fs::create_symlink(f, link);
+  writeFileAtomically(link, "linked");
+  ASSERT_EQ(::stat(f.c_str(), &st), 0);
+  EXPECT_EQ(st.st_mode & 07777, 0664U);
+  EXPECT_TRUE(fs::is_symlink(link));
+}
+
+// The streamed writer: pieces make the file; abandoned before commit() it leaves the old file alone.
+TEST(OutputFile, AStreamedFileIsWholeOrNotWritten) {
+  TempDir d;
+  const fs::path f = d.path / "t.json";
+  {
+    AtomicFileWriter w(f);
+    w.write("{\"a\":");
+    w.write("1}");
+    w.commit();
+    EXPECT_THROW(w.write("more"), Error);
+  }
+  EXPECT_EQ(slurp(f), "{\"a\":1}");
+  {
+    AtomicFileWriter w(f);
+    w.write("half");
+  }  // an exception on the way: no commit
+  EXPECT_EQ(slurp(f), "{\"a\":1}");
+  EXPECT_EQ(entries(d.path), 1U) << "no temporary file left behind";
+}
+
+std::string overlap(std::initializer_list<NamedOutput> outputs) {
+  try {
+    checkDistinctOutputs(outputs);
+  } catch (const InvalidArgument& e) {
+    return e.what();
+  }
+  return {};
+}
+
+// Two outputs of one command naming one file are refused, however the file is named (the trainer
+// compared -J and --trace as strings only; cclab-sim not at all: one output replaced the other).
+TEST(OutputFile, OutputsNamingOneFileAreRefused) {
+  TempDir d;
+  const fs::path a = d.path / "a.json", b = d.path / "b.json";
+  EXPECT_EQ(overlap({{"-J", a}, {"--trace", b}, {"-o", ""}, {"--save-weights", ""}}), "");
+  const std::string same = overlap({{"-J", a}, {"--trace", a}});
+  EXPECT_EQ(same, "-J '" + a.string() + "' and --trace '" + a.string() + "' name the same file; give each output its own path");
+  fs::create_directory(d.path / "sub");
+  EXPECT_NE(overlap({{"-o", a}, {"-J", d.path / "sub" / ".." / "." / "a.json"}}), "") << "another spelling, not yet a file";
+  writeFileAtomically(a, "x");
+  fs::create_symlink(a, d.path / "link.json");
+  fs::create_hard_link(a, d.path / "hard.json");
+  fs::create_directory_symlink(d.path, d.path / "dirlink");
+  for (const fs::path& other : {d.path / "link.json", d.path / "hard.json", d.path / "dirlink" / "a.json"})
+    EXPECT_NE(overlap({{"-J", a}, {"--trace", other}}), "") << other;
+  EXPECT_NE(overlap({{"-J", b}, {"-o", d.path / "dirlink" / "b.json"}}), "") << "a new file through a symlinked directory";
+  const std::string third = overlap({{"-J", b}, {"--trace", a}, {"--save-weights", d.path / "hard.json"}});
+  EXPECT_NE(third.find("--trace '" + a.string() + "' and --save-weights"), std::string::npos) << third;
+  // Relative spellings of one new file.
+  const fs::path cwd = fs::current_path();
+  fs::current_path(d.path);
+  const std::string relative = overlap({{"-J", "new.json"}, {"--trace", "./new.json"}});
+  fs::current_path(cwd);
+  EXPECT_NE(relative, "");
+}
+
 }  // namespace
 }  // namespace cclab::conventions

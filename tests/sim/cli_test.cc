@@ -106,6 +106,61 @@ TEST(Cli, OutputsAreCheckedBeforeTheWorkAndReplayRefusesRunaways) {
   EXPECT_EQ(run("bench --ranks 100000").status, 2);
 }
 
+// --trace is bounded before any replay runs (the trainer's 5,000,000 events, kMaxTraceEvents): one line
+// naming the bound and the limit, exit 2, nothing written. It had no bound: 512 ranks at 1 GiB took
+// 4.3 GB of memory to write a 230 MB trace.
+TEST(Cli, ARunawayTraceIsRefusedBeforeTheReplayWithTheLimit) {
+  const auto trace = std::filesystem::temp_directory_path() / ("cclab_sim_runaway_trace_" + std::to_string(::getpid()) + ".json");
+  const auto start = std::chrono::steady_clock::now();
+  const CliRun r = run("allreduce --topo cluster --nodes 64 -b 1G -e 1G --trace " + trace.string());
+  EXPECT_EQ(r.status, 2) << r.output;
+  EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+  EXPECT_NE(r.output.find("cclab-sim: error: --trace: the events of the 1G ring replay on 512 ranks (at most 2 per op-slice) is "),
+            std::string::npos)
+      << r.output;
+  EXPECT_NE(r.output.find(", more than the limit of 5000000 ("), std::string::npos) << r.output;
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(10));
+  EXPECT_FALSE(std::filesystem::exists(trace));
+  // The same sweep without --trace is not refused by it: only the traced (largest) size counts.
+  const CliRun fits = run("allreduce --topo cluster --nodes 2 -b 8 -e 1M --trace " + trace.string());
+  EXPECT_EQ(fits.status, 0) << fits.output;
+  std::ifstream in(trace);
+  const auto j = nlohmann::json::parse(in);
+  EXPECT_GT(j["traceEvents"].size(), 2U);
+  EXPECT_EQ(j["otherData"]["truncated"], false);
+  std::filesystem::remove(trace);
+}
+
+// plan --export refuses, before the plan is made, a file our own importer would refuse (its limits:
+// algorithm_file.h): one line naming the value and the limit, exit 2, nothing written. A 1024-rank ring
+// took 4.8 GB and wrote a file `--algo file:` refused; an odd --count wrote one of a million chunks.
+TEST(Cli, AnExportOurImporterRefusesIsRefusedUpFront) {
+  const auto out = std::filesystem::temp_directory_path() / ("cclab_sim_export_" + std::to_string(::getpid()) + ".xml");
+  const auto start = std::chrono::steady_clock::now();
+  const struct {
+    const char* args;
+    const char* says;
+  } refused[] = {
+      {"--algo ring -g 1024 --export msccl-xml", "--export: the plan's ops (one step of the file each, at least) is 4190208, more than the limit of 1048576"},
+      {"--algo ring -g 512 --export mscclpp-json", "--export: the file's chunks x ranks^2 (what the importer's check holds) is 134217728"},
+      {"--algo ring -g 3 --count 1000003 --export msccl-xml", "--export: the chunks of one buffer (--count over the gcd of the plan's ranges) is 1000003"},
+      {"--algo ring -g 2000 --export msccl-xml", "--export: -g is 2000, more than the limit of 1024"},
+  };
+  for (const auto& c : refused) {
+    const CliRun r = run("plan " + std::string(c.args) + " -o " + out.string());
+    EXPECT_EQ(r.status, 2) << c.args << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.output.find(c.says), std::string::npos) << r.output;
+    EXPECT_FALSE(std::filesystem::exists(out)) << c.args;
+  }
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(20));
+  // What passes the checks is read back by the importer.
+  const CliRun ok = run("plan --algo ring -g 64 --export msccl-xml -o " + out.string());
+  ASSERT_EQ(ok.status, 0) << ok.output;
+  EXPECT_EQ(run("plan --algo file:" + out.string() + " -g 64").status, 0);
+  std::filesystem::remove(out);
+}
+
 TEST(Cli, ScaleWritesItsCrossoversToJson) {
   const auto path = std::filesystem::temp_directory_path() / "cclab_sim_cli_scale.json";
   const CliRun r = run("scale --topo cluster --nodes 2 --gpus 4 --size 1M --algos ring -J " + path.string());

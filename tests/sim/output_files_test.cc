@@ -9,6 +9,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
@@ -66,6 +67,64 @@ TEST(SimOutputFiles, ATraceOntoAFifoIsRefusedBeforeTheWork) {
   EXPECT_EQ(r.status, 2) << r.output;
   EXPECT_NE(r.output.find("--trace '" + fifo.string() + "': is a FIFO, not a regular file"), std::string::npos) << r.output;
   EXPECT_TRUE(fs::is_fifo(fs::symlink_status(fifo)));
+}
+
+// A file-size limit alone (`ulimit -f`, SIGXFSZ at its default): the write fails like a full disk,
+// exit 1 with one line, the old file kept, no temporary left. It used to kill cclab-sim by SIGXFSZ
+// (exit 153, nothing printed) and leave ".t.json.tmp.*" behind.
+TEST(SimOutputFiles, AFileSizeLimitFailsInOneLineAndKeepsTheOldFile) {
+  TempDir d;
+  const fs::path trace = d.path / "t.json";
+  std::ofstream(trace) << "old";
+  const SimRun r = sim("allreduce -e 4M --trace " + trace.string(), "ulimit -f 8; trap - XFSZ;");
+  EXPECT_EQ(r.status, 1) << r.output;  // the table on stdout, then one line on stderr
+  const std::size_t line = r.output.find("cclab-sim: error");
+  EXPECT_EQ(r.output.substr(line), "cclab-sim: error: cannot write '" + trace.string() + "': File too large\n") << r.output;
+  EXPECT_EQ(slurp(trace), "old");
+  EXPECT_EQ(entries(d.path), 1U) << "no temporary file left behind";
+}
+
+// Two outputs of one command naming one file (the same path, "./x", a symlink, a hard link) are
+// refused before the work with one line, exit 2, and the file is left alone. They used to exit 0,
+// one output silently replacing the other.
+TEST(SimOutputFiles, TwoOutputsNamingOneFileAreRefusedBeforeTheWork) {
+  TempDir d;
+  const fs::path x = d.path / "x.json";
+  std::ofstream(x) << "old";
+  fs::create_symlink(x, d.path / "link.json");
+  fs::create_hard_link(x, d.path / "hard.json");
+  for (const fs::path& other : {x, d.path / "." / "x.json", d.path / "link.json", d.path / "hard.json"}) {
+    const SimRun r = sim("allreduce -b 1M -e 1M -J " + x.string() + " --trace " + other.string());
+    EXPECT_EQ(r.status, 2) << other << ": " << r.output;
+    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.output.find("-J '" + x.string() + "' and --trace '" + other.string() + "' name the same file"), std::string::npos)
+        << r.output;
+  }
+  // calibrate's -o and -J.
+  const fs::path measured = d.path / "m.json";
+  std::ofstream(measured) << R"({"collective":"allreduce","algo":"ring","nranks":4,"results":[)"
+                             R"({"size":1024,"oop":{"time_us":12}},{"size":65536,"oop":{"time_us":40}}]})";
+  const SimRun cal = sim("calibrate --measured " + measured.string() + " --topo host --no-cv -o " + x.string() + " -J " +
+                         (d.path / "hard.json").string());
+  EXPECT_EQ(cal.status, 2) << cal.output;
+  EXPECT_NE(cal.output.find("name the same file"), std::string::npos) << cal.output;
+  EXPECT_EQ(slurp(x), "old");
+  EXPECT_EQ(entries(d.path), 4U) << "nothing written";
+  // Distinct files are written as before.
+  const SimRun ok = sim("allreduce -b 1M -e 1M -J " + (d.path / "r.json").string() + " --trace " + (d.path / "t.json").string());
+  EXPECT_EQ(ok.status, 0) << ok.output;
+}
+
+// Replacing an output keeps its mode (it came back 0644); a new output is 0644.
+TEST(SimOutputFiles, AReplacedOutputKeepsItsMode) {
+  TempDir d;
+  const fs::path json = d.path / "r.json";
+  ASSERT_EQ(sim("allreduce -b 1M -e 1M -J " + json.string()).status, 0);
+  EXPECT_EQ(fs::status(json).permissions(), fs::perms(0644));
+  fs::permissions(json, fs::perms(0640));
+  ASSERT_EQ(sim("allreduce -b 1M -e 1M -J " + json.string()).status, 0);
+  EXPECT_EQ(fs::status(json).permissions(), fs::perms(0640));
+  EXPECT_NE(slurp(json).find("\"collective\""), std::string::npos);
 }
 
 // calibrate -o writes with saveTopologyFile.

@@ -5,6 +5,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "collectives/core/errors.h"
+#include "collectives/plan/op_source.h"
 #include "sim/analytic.h"
 #include "sim/presets.h"
 #include "sim/replay.h"
@@ -159,6 +161,42 @@ TEST(Replay, TraceAndUtilisation) {
   const auto j = nlohmann::json::parse(in);
   EXPECT_EQ(j["traceEvents"].size(), r.trace.size() + 2);
   std::filesystem::remove(path);
+}
+
+// traceEventBound is an upper bound of what a replay records, for every generator, with channels
+// sharing a rank's compute and phase deps (hier), and a trace past options.traceLimit is refused before
+// the run, naming the bound and the limit (cclab-sim --trace had no bound: 4.3 GB to write 230 MB).
+TEST(Replay, TheTraceBoundHoldsAndATracePastTheLimitIsRefused) {
+  const Topology t(*findPreset("cluster"));
+  const plan::PlanShape shapes[] = {{.channels = 1, .ranksPerNode = 8}, {.channels = 4, .ranksPerNode = 8}};
+  int checked = 0;
+  for (const Collective c : {Collective::AllReduce, Collective::AllGather, Collective::ReduceScatter, Collective::Broadcast, Collective::Reduce})
+    for (const Algorithm a : {Algorithm::Ring, Algorithm::Tree, Algorithm::DoubleBinaryTree, Algorithm::HalvingDoubling, Algorithm::Chain,
+                              Algorithm::RecursiveDoubling, Algorithm::Hierarchical, Algorithm::OneShot, Algorithm::TwoShot, Algorithm::FlatTree})
+      for (const plan::PlanShape& sh : shapes) {
+        if (!plan::hasGenerator(c, a)) continue;
+        const plan::Plan pl = plan::makePlan(c, a, 16, std::int64_t{1} << 20, 0, sh);
+        ReplayOptions o;
+        o.trace = true;
+        const std::int64_t bound = traceEventBound(plan::PlanOpSource(pl), o);
+        const ReplayResult r = replay(pl, t, o);
+        EXPECT_FALSE(r.traceTruncated);
+        EXPECT_LE(static_cast<std::int64_t>(r.trace.size()), bound) << plan::name(c) << " " << plan::name(a) << " " << sh.channels;
+        EXPECT_LE(bound, 4 * static_cast<std::int64_t>(r.trace.size()) + 16 * 4 * pl.nphases) << "a loose bound refuses traces that fit";
+        ++checked;
+      }
+  EXPECT_GT(checked, 20);
+  ReplayOptions small;
+  small.trace = true;
+  small.traceLimit = 100;
+  try {
+    (void)replay(plan::allReduceRing(8, 1 << 20), t, small);
+    ADD_FAILURE() << "a trace past the limit was recorded";
+  } catch (const InvalidArgument& e) {
+    EXPECT_NE(std::string(e.what()).find("more than the limit of 100"), std::string::npos) << e.what();
+  }
+  small.trace = false;
+  EXPECT_NO_THROW((void)replay(plan::allReduceRing(8, 1 << 20), t, small)) << "the limit is the trace's only";
 }
 
 TEST(Replay, AutoSliceMatchesAnalyticRule) {

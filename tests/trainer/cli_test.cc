@@ -209,6 +209,51 @@ TEST(Binary, AnUnwritableOutputIsRefusedBeforeTraining) {
   }
 }
 
+// -J, --trace and --save-weights must name three files: the same path in another spelling, a symlink
+// or a hard link to one file is refused before training (it compared -J and --trace as paths only, so
+// --save-weights onto the -J file, or a link to it, trained and then kept only the later output).
+TEST(Binary, OutputsNamingOneFileAreRefusedBeforeTraining) {
+  const fs::path dir = fs::temp_directory_path() / ("cclab_train_same_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path json = dir / "r.json";
+  std::ofstream(json) << "old";
+  fs::create_hard_link(json, dir / "hard.json");
+  fs::create_symlink(json, dir / "link.json");
+  for (const std::string& flags : {"-J " + json.string() + " --save-weights " + json.string(),
+                                   "-J " + json.string() + " --trace " + (dir / "hard.json").string(),
+                                   "--trace " + (dir / "link.json").string() + " --save-weights " + (dir / "." / "r.json").string()}) {
+    const Exit e = runBinary(std::string(kTinyRun) + "--epochs 2 " + flags);
+    EXPECT_EQ(e.code, 2) << flags << ": " << e.err;
+    EXPECT_EQ(lines(e.err), 1) << e.err;
+    EXPECT_NE(e.err.find("name the same file"), std::string::npos) << e.err;
+  }
+  std::ifstream in(json);
+  EXPECT_TRUE(std::string(std::istreambuf_iterator<char>(in), {}) == "old") << "an output replaced the file";
+  fs::remove_all(dir);
+}
+
+// Under a file-size limit (`ulimit -f`) the write fails like a full disk: exit 1, one line naming the
+// file, the old file kept, no temporary left (it was killed by SIGXFSZ: exit 153, nothing printed).
+TEST(Binary, AFileSizeLimitFailsTheWriteWithOneLine) {
+  const fs::path dir = fs::temp_directory_path() / ("cclab_train_fsize_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const fs::path trace = dir / "t.json", err = dir / "err";
+  std::ofstream(trace) << "old";
+  const std::string cmd = "ulimit -f 8; exec " + std::string(CCLAB_TRAIN_BINARY) + " " + kTinyRun + "--epochs 2 --trace " +
+                          trace.string() + " >/dev/null 2>" + err.string();
+  const int status = std::system(cmd.c_str());
+  std::ifstream in(err);
+  const std::string text{std::istreambuf_iterator<char>(in), {}};
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 1) << status << ": " << text;
+  EXPECT_EQ(lines(text), 1) << text;
+  EXPECT_NE(text.find("cannot write '" + trace.string() + "'"), std::string::npos) << text;
+  std::ifstream old(trace);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(old), {}), "old");
+  fs::remove(err);
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir), {}), 1) << "no temporary file left behind";
+  fs::remove_all(dir);
+}
+
 TEST(Binary, BadHyperParametersAndModeOptionsExitTwo) {
   for (const char* flags : {"--lr inf", "--lr nan", "--lr -1", "--momentum inf", "--dc-lambda 0.1", "--mode async --bucket 1M",
                             "--straggler 1:delay=1ms", "--shard random", "--shard label-skew:0", "--shard hard-to:2",

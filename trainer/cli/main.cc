@@ -15,6 +15,7 @@
 
 #include "collectives/conventions/limits.h"
 #include "collectives/conventions/memory_budget.h"
+#include "collectives/conventions/output_file.h"
 #include "collectives/core/errors.h"
 #include "collectives/core/knobs.h"
 #include "collectives/job.h"
@@ -200,6 +201,7 @@ int fail(int status, const char* what) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  cclab::conventions::ignoreFileSizeSignal();  // ulimit -f: outputs and shared segments fail with one line, not SIGXFSZ
   cclab::startJob();  // under mpirun MPI_Init comes first: a process leaving before it leaves the others blocked in theirs
   try {
     return run(argc, argv);

@@ -37,9 +37,7 @@ void checkOutputs(const OutputOptions& o) {
   if (!o.jsonPath.empty()) conventions::checkWritable(o.jsonPath, "-J");
   if (!o.tracePath.empty()) conventions::checkWritable(o.tracePath, "--trace");
   if (!o.weightsPath.empty()) conventions::checkWritable(o.weightsPath, "--save-weights");
-  if (!o.jsonPath.empty() && !o.tracePath.empty() &&
-      std::filesystem::weakly_canonical(o.jsonPath) == std::filesystem::weakly_canonical(o.tracePath))
-    throw InvalidArgument("-J and --trace name the same file '" + o.jsonPath + "'");
+  conventions::checkDistinctOutputs({{"-J", o.jsonPath}, {"--trace", o.tracePath}, {"--save-weights", o.weightsPath}});
 }
 
 std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, std::ostream& help) {

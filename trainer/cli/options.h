@@ -34,7 +34,8 @@ struct CliOptions {
 // Returns nullopt after printing --help to `help`. Throws InvalidArgument.
 std::optional<CliOptions> parseCommandLine(int argc, const char* const* argv, std::ostream& help);
 
-// Throws InvalidArgument unless every output file (-J, --trace) can be written, and they differ.
+// Throws InvalidArgument unless every output file (-J, --trace, --save-weights) can be written, and
+// no two name one file (conventions::checkDistinctOutputs: paths, symlinks, hard links).
 // Call before the run: a run must not train for minutes and then fail to save its results.
 void checkOutputs(const OutputOptions& o);
 
