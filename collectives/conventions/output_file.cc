@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 
 namespace cclab::conventions {
@@ -33,15 +34,6 @@ int createTemporary(const std::filesystem::path& path, std::string& name, const 
   return fd;
 }
 
-std::string kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a directory";
-  if (S_ISCHR(mode)) return "is a character device, not a regular file";
-  if (S_ISBLK(mode)) return "is a block device, not a regular file";
-  if (S_ISFIFO(mode)) return "is a FIFO, not a regular file";
-  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
-  return "is not a regular file";
-}
-
 // The file the write replaces: `path` itself (new, or an existing regular file), or the file a symlink
 // at `path` resolves to. Throws `Ex` for anything else that exists (left untouched) and for a dangling
 // link. A path whose directory is missing comes back as is: creating the temporary file reports it.
@@ -58,7 +50,7 @@ std::filesystem::path replaceTarget(const std::filesystem::path& path, const std
   }
   if (!S_ISREG(st.st_mode))
     throw Ex(label + " '" + path.string() + "'" + (target == path ? "" : " (-> '" + target.string() + "')") + ": " +
-             kindOf(st.st_mode) + "; left untouched");
+             fileKindText(st.st_mode) + "; left untouched");
   return target;
 }
 

@@ -11,19 +11,11 @@
 #include <cstring>
 #include <utility>
 
+#include "collectives/core/error_text.h"
 #include "collectives/core/errors.h"
 
 namespace cclab {
 namespace {
-
-std::string kindOf(mode_t mode) {
-  if (S_ISDIR(mode)) return "is a directory";
-  if (S_ISFIFO(mode)) return "is a FIFO or a pipe, not a regular file (save it to a file first)";
-  if (S_ISCHR(mode)) return "is a character device, not a regular file";
-  if (S_ISBLK(mode)) return "is a block device, not a regular file";
-  if (S_ISSOCK(mode)) return "is a socket, not a regular file";
-  return "is not a regular file";
-}
 
 [[noreturn]] void refuse(std::string_view where, const std::string& why) { throw InvalidArgument(std::string(where) + ": " + why); }
 
@@ -57,7 +49,8 @@ int openInputFile(const std::string& path, std::string_view where, std::uint64_t
   if (fd.get() < 0) refuse(where, errno == ENOENT ? std::string("no such file") : std::string("cannot open it: ") + std::strerror(errno));
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0) refuse(where, std::string("cannot read its status: ") + std::strerror(errno));
-  if (!S_ISREG(st.st_mode)) refuse(where, kindOf(st.st_mode));
+  if (!S_ISREG(st.st_mode))  // a pipe (`<(cat x)`) is a FIFO too: it cannot be read twice or sized
+    refuse(where, fileKindText(st.st_mode) + (S_ISFIFO(st.st_mode) ? " (save it to a file first)" : ""));
   if (static_cast<std::uint64_t>(st.st_size) > maxBytes) refuse(where, tooLarge(static_cast<std::uint64_t>(st.st_size), maxBytes, false));
   return fd.release();
 }
