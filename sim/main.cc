@@ -591,7 +591,9 @@ int runCompare(const CompareCmd& cmd) {
   std::optional<Collective> chosen;
   if (!cmd.collective.empty()) chosen = plan::parseCollective(cmd.collective);
   std::vector<NcclTestsLog> logs;
-  for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen));
+  // A log without '#  Rank N' lines (a table posted alone) runs on the ranks -g or --nodes give.
+  const int givenRanks = cmd.nranks > 0 || cmd.nodes > 0 ? spec.ranks : 0;
+  for (const auto& f : cmd.logs) logs.push_back(loadMeasuredLog(f, chosen, givenRanks));
   // Every replay of every run counted before the first (replay_work.h).
   ReplayWork work;
   for (const auto& log : logs)

@@ -91,9 +91,26 @@ bool bandwidthAgrees(Bytes size, double time, double algbw) {
   return std::fabs(expect - algbw) <= 0.0051 + 0.005 * expect;
 }
 
+// A line as the program printed it, without the label a launcher puts in front: srun --label's
+// "12: " and OpenMPI --tag-output's "[1,12]<stdout>:" (nccl-tests logs are often posted so).
+std::string withoutLaunchLabel(const std::string& line) {
+  std::size_t i = 0;
+  while (i < line.size() && line[i] == ' ') ++i;
+  const std::size_t digits = i;
+  while (i < line.size() && line[i] >= '0' && line[i] <= '9') ++i;
+  if (i > digits && i < line.size() && line[i] == ':' && (i + 1 == line.size() || line[i + 1] == ' ')) return line.substr(i + 1);
+  if (line.compare(0, 1, "[") == 0) {
+    const auto close = line.find("]<std");
+    const auto colon = close == std::string::npos ? std::string::npos : line.find(">:", close);
+    if (colon != std::string::npos && colon < 32) return line.substr(colon + 2);
+  }
+  return line;
+}
+
 struct Parser {
   const std::string& source;
   std::optional<Collective> chosen;
+  int givenRanks = 0;  // the caller's rank count, for runs whose log has no '#  Rank N' lines
   NcclTestsLog log;
   std::optional<std::string> pendingBinary;
   bool inRun = false;
@@ -113,7 +130,9 @@ struct Parser {
     inRun = false;
     if (!runUsable) return;
     if (run.rows.empty()) return;
-    if (run.nranks <= 0) fail(line, "a run without '#  Rank N' lines: its rank count is unknown");
+    if (run.nranks <= 0 && givenRanks <= 0)
+      fail(line, "a run without '#  Rank N' lines: its rank count is unknown (give it: compare -g N, or --nodes and --gpus)");
+    if (run.nranks <= 0) run.nranks = givenRanks;
     run.index = static_cast<int>(log.runs.size());
     log.runs.push_back(run);
   }
@@ -195,11 +214,12 @@ struct Parser {
       return;
     }
     const bool perRank = run.collective == Collective::AllGather || run.collective == Collective::ReduceScatter;
-    const long long expectCount = perRank ? size / elem / std::max(1, run.nranks) : size / elem;
+    const int ranks = run.nranks > 0 ? run.nranks : givenRanks;
+    const long long expectCount = perRank ? size / elem / std::max(1, ranks) : size / elem;
     if (count != expectCount || !fits(run.collective, r.redop, static_cast<int>(root))) {
       ++log.skippedRows;
       warn(line, fmt::format("a row that is not {} on {} ranks ({}, count {}, redop {}, root {}): skipped", plan::name(run.collective),
-                             run.nranks, where, count, r.redop, root));
+                             ranks, where, count, r.redop, root));
       return;
     }
     const auto timeOk = [&](double time, double alg) { return time > 0 && time <= kMaxMeasuredMicros && bandwidthAgrees(size, time, alg); };
@@ -237,6 +257,7 @@ struct Parser {
     for (std::string line; std::getline(in, line);) {
       ++n;
       if (!line.empty() && line.back() == '\r') line.pop_back();
+      line = withoutLaunchLabel(line);
       const auto t = tokens(line);
       if (t.empty()) continue;
       if (t[0] == "#" || t[0][0] == '#') {
@@ -244,6 +265,8 @@ struct Parser {
         const auto b = tokens(body);
         if (!b.empty() && b[0] == "nThread") {
           start(b, n);
+        } else if (!inRun && b.size() >= 3 && b[0] == "size" && b[1] == "count" && b[2] == "type") {
+          start({}, n);  // a table posted without its '# nThread' header (vendor pages, srun output)
         } else if (b.size() >= 2 && b[0] == "Rank") {
           long long r = 0;
           if (inRun && wholeNumber(b[1], r)) {
@@ -286,8 +309,8 @@ std::optional<Collective> collectiveOfBinary(const std::string& name) {
   return std::nullopt;
 }
 
-NcclTestsLog parseNcclTestsLog(const std::string& text, const std::string& source, std::optional<Collective> collective) {
-  Parser p{source, collective, {}, {}, false, true, {}, 0};
+NcclTestsLog parseNcclTestsLog(const std::string& text, const std::string& source, std::optional<Collective> collective, int ranks) {
+  Parser p{source, collective, ranks, {}, {}, false, true, {}, 0};
   p.parse(text);
   return p.log;
 }
@@ -302,14 +325,14 @@ std::string readText(const std::string& path) {
 }
 }  // namespace
 
-NcclTestsLog loadNcclTestsLog(const std::string& path, std::optional<Collective> collective) {
-  return parseNcclTestsLog(readText(path), path, collective);
+NcclTestsLog loadNcclTestsLog(const std::string& path, std::optional<Collective> collective, int ranks) {
+  return parseNcclTestsLog(readText(path), path, collective, ranks);
 }
 
-NcclTestsLog loadMeasuredLog(const std::string& path, std::optional<Collective> collective) {
+NcclTestsLog loadMeasuredLog(const std::string& path, std::optional<Collective> collective, int ranks) {
   const std::string text = readText(path);
   const auto first = text.find_first_not_of(" \t\r\n");
-  if (first == std::string::npos || text[first] != '{') return parseNcclTestsLog(text, path, collective);
+  if (first == std::string::npos || text[first] != '{') return parseNcclTestsLog(text, path, collective, ranks);
   const Measurement m = loadMeasurement(path);
   NcclTestsLog log;
   NcclTestsRun run;

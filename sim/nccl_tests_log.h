@@ -2,9 +2,12 @@
 // bench/*_perf, which prints the same table) read as measured runs for `cclab-sim compare` and
 // `calibrate`.
 //
-// What is read, line by line:
+// What is read, line by line (a launcher's label in front, srun --label's "0: " or OpenMPI's
+// "[1,0]<stdout>:", is dropped first):
 //  - "# nThread T nGpus G ... graph: B" starts a run (several runs may follow one another in a file);
-//  - "#  Rank R ..." lines: the run's ranks (nranks = the largest R + 1, at most kMaxLogRanks);
+//    so does the table's "#  size  count  type ..." header outside a run (a table posted alone);
+//  - "#  Rank R ..." lines: the run's ranks (nranks = the largest R + 1, at most kMaxLogRanks); a
+//    run without them takes the caller's rank count, or is refused;
 //  - the collective: "# Collective test starting: NAME_perf", else the last command line naming a
 //    NAME_perf binary before the run, else the caller's choice (a log whose collective none of these
 //    names is refused in one line: reduce_scatter_perf and all_reduce_perf print the same columns);
@@ -62,15 +65,16 @@ inline constexpr std::size_t kMaxLogRows = 100000;
 // beyond the largest published nccl-tests runs; checked as the line is read, before anything is built.
 inline constexpr int kMaxLogRanks = 32768;
 
-// `collective`: used where the log does not name one. Throws MeasuredError (one line, naming the file and
-// line) for a log with no table, no ranks, or no named collective.
+// `collective`: used where the log does not name one; `ranks` (> 0): the rank count of runs whose log
+// has no '#  Rank N' lines (the log's own lines win where it has them). Throws MeasuredError (one
+// line, naming the file and line) for a log with no table, no ranks, or no named collective.
 NcclTestsLog parseNcclTestsLog(const std::string& text, const std::string& source,
-                               std::optional<plan::Collective> collective = std::nullopt);
-NcclTestsLog loadNcclTestsLog(const std::string& path, std::optional<plan::Collective> collective = std::nullopt);
+                               std::optional<plan::Collective> collective = std::nullopt, int ranks = 0);
+NcclTestsLog loadNcclTestsLog(const std::string& path, std::optional<plan::Collective> collective = std::nullopt, int ranks = 0);
 
 // A measured file of either kind: cclab's -J JSON (a file whose first non-blank character is '{') as a
 // run of out-of-place rows, or a nccl-tests text log.
-NcclTestsLog loadMeasuredLog(const std::string& path, std::optional<plan::Collective> collective = std::nullopt);
+NcclTestsLog loadMeasuredLog(const std::string& path, std::optional<plan::Collective> collective = std::nullopt, int ranks = 0);
 
 // A run as calibrate's Measurement (out-of-place times, else in-place), with the given algorithm.
 Measurement toMeasurement(const NcclTestsRun& run, plan::Algorithm algorithm);

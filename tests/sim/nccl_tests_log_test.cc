@@ -205,6 +205,32 @@ TEST(NcclTestsLog, NumbersReadWholeAndRankLinesAreBounded) {
   }
 }
 
+// Vendor pages and srun output post the table alone: lines labelled by the launcher ("0: " of srun
+// --label, "[1,0]<stdout>:" of OpenMPI --tag-output), no '# nThread' header, no '#  Rank N' lines. The
+// labels are dropped, the table header starts the run, and the caller's rank count is its ranks.
+TEST(NcclTestsLog, TablesPostedAloneWithLauncherLabelsAreReadOnTheGivenRanks) {
+  const std::string table =
+      "0: #       size         count      type   redop    root     time   algbw   busbw #wrong     time   algbw   busbw #wrong\n"
+      "0: #        (B)    (elements)                               (us)  (GB/s)  (GB/s)            (us)  (GB/s)  (GB/s)\n"
+      "0:            8             2     float     sum      -1    69.12    0.00    0.00      0    72.43    0.00    0.00      0\n"
+      "[1,0]<stdout>:     1048576        262144     float     sum      -1    71.93   14.58   27.33      0    71.47   14.67   27.51      0\n";
+  const NcclTestsLog log = parseNcclTestsLog(table, "alone.txt", Collective::AllReduce, 16);
+  ASSERT_EQ(log.runs.size(), 1u);
+  EXPECT_EQ(log.runs[0].nranks, 16);
+  ASSERT_EQ(log.runs[0].rows.size(), 2u);
+  EXPECT_EQ(log.runs[0].rows[1].oopTime, 71.93);
+  EXPECT_EQ(log.skippedRows, 0);
+  try {
+    parseNcclTestsLog(table, "alone.txt", Collective::AllReduce);
+    ADD_FAILURE() << "a run of unknown ranks was read";
+  } catch (const MeasuredError& e) {
+    EXPECT_NE(std::string(e.what()).find("give it: compare -g N"), std::string::npos) << e.what();
+  }
+  // The log's own rank lines win over the caller's count.
+  const NcclTestsLog own = parseNcclTestsLog("# nThread 1 nGpus 1 graph: 0\n#  Rank  3 Group 0\n" + table, "own.txt", Collective::AllReduce, 16);
+  EXPECT_EQ(own.runs.at(0).nranks, 4);
+}
+
 TEST(NcclTestsLog, OlderTablesWithoutTheRootColumnAreRead) {
   const NcclTestsLog log = parseNcclTestsLog(
       "./build/all_reduce_perf -b 1M -e 1M -g 2\n# nThread 1 nGpus 2 minBytes 1048576 maxBytes 1048576 step: 1048576(bytes) warmup iters: 5 iters: 20 validation: 1\n"
