@@ -72,7 +72,7 @@ def test_page_of_two_systems_matches_compare(tmp_path):
     assert p.returncode == 0, p.stderr
     text = page.read_text()
     assert "2000-01-01" in text and "scripts/validate" in text
-    assert "Systems measured: 1; logs the reader refuses: 1" in text
+    assert "Systems measured: 2; logs the reader refuses: 0" in text
     row = next(line for line in text.splitlines() if line.startswith("| oci-a100-1node |"))
     # The same numbers as cclab-sim compare's own summary line.
     c = subprocess.run([str(SIM), "compare", str(ROOT / "tests/sim/data/validation/oci-a100-1node.txt"), "--topo",
